@@ -1,0 +1,2 @@
+//! placeholder
+#![deny(unsafe_op_in_unsafe_fn)]
