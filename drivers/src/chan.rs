@@ -1,0 +1,696 @@
+//! The command channel: uverbs ioctl commands, write commands and the fallback between them.
+//!
+//! An [`IoctlCmd`] is the header and attribute array of one `RDMA_VERBS_IOCTL` call, built on the
+//! stack. Its lifetime `'a` covers every buffer an attribute points to, so the kernel can only ever see
+//! live memory. The [`Channel`] owns the open `uverbsN` file, knows the device's `driver_id` (which every
+//! ioctl header must carry) and decides how a write-only verb reaches the kernel: through
+//! `UVERBS_METHOD_INVOKE_WRITE` where the kernel has it, otherwise as a legacy `write()`. It also
+//! remembers, as rdma-core does, when the kernel has no ioctl support at all (`ENOTTY`), so that verbs
+//! with a write equivalent fall back to it.
+
+use std::marker::PhantomData;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use nix::errno::Errno;
+use uverbs_uapi as uapi;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+use crate::error::{Error, RawVerb, Result, Verb};
+use crate::sys;
+
+/// The most attributes one command carries (QP creation needs 17 with driver data).
+pub const MAX_ATTRS: usize = 20;
+
+const HDR_LEN: usize = std::mem::size_of::<uapi::ib_uverbs_ioctl_hdr>();
+const ATTR_LEN: usize = std::mem::size_of::<uapi::ib_uverbs_attr>();
+
+/// The memory of one ioctl command: the header directly followed by the attributes, as the kernel
+/// reads it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct IoctlBuf {
+    hdr: uapi::ib_uverbs_ioctl_hdr,
+    attrs: [uapi::ib_uverbs_attr; MAX_ATTRS],
+}
+
+/// Where an attribute sits in its command, to read what the kernel wrote back into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot(usize);
+
+/// One `RDMA_VERBS_IOCTL` command under construction.
+///
+/// Attributes are mandatory unless [`IoctlCmd::optional`] is called after adding one: the kernel then
+/// ignores it if it does not know it, instead of failing the whole command with `EPROTONOSUPPORT`.
+#[derive(Debug)]
+pub struct IoctlCmd<'a> {
+    buf: IoctlBuf,
+    num_attrs: usize,
+    /// The buffers the attributes point to are borrowed for `'a`.
+    _buffers: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> IoctlCmd<'a> {
+    /// A command for `method` of `object`.
+    pub fn new(object: u16, method: u16) -> Self {
+        let zero_attr = uapi::ib_uverbs_attr::default();
+        IoctlCmd {
+            buf: IoctlBuf {
+                hdr: uapi::ib_uverbs_ioctl_hdr {
+                    object_id: object,
+                    method_id: method,
+                    ..Default::default()
+                },
+                attrs: [zero_attr; MAX_ATTRS],
+            },
+            num_attrs: 0,
+            _buffers: PhantomData,
+        }
+    }
+
+    /// The object id of this command.
+    pub fn object(&self) -> u16 {
+        self.buf.hdr.object_id
+    }
+
+    /// The method id of this command.
+    pub fn method(&self) -> u16 {
+        self.buf.hdr.method_id
+    }
+
+    fn push(&mut self, attr_id: u16, len: usize, data: u64) -> Slot {
+        assert!(
+            self.num_attrs < MAX_ATTRS,
+            "an ioctl command has room for {MAX_ATTRS} attributes; this is a bug in uverbs"
+        );
+        let len = u16::try_from(len).expect("attribute payloads are far below 64 KiB");
+        let slot = self.num_attrs;
+        self.buf.attrs[slot] = uapi::ib_uverbs_attr {
+            attr_id,
+            len,
+            flags: uapi::UVERBS_ATTR_F_MANDATORY,
+            attr_data: 0,
+            data,
+        };
+        self.num_attrs += 1;
+        Slot(slot)
+    }
+
+    /// Marks the attribute added last as optional.
+    pub fn optional(&mut self) -> &mut Self {
+        if let Some(a) = self.buf.attrs[..self.num_attrs].last_mut() {
+            a.flags &= !uapi::UVERBS_ATTR_F_MANDATORY;
+        }
+        self
+    }
+
+    /// An 8-byte inline value: the form of `CONST_IN` attributes (port numbers, indices, types).
+    pub fn in_u64(&mut self, attr_id: u16, value: u64) -> &mut Self {
+        self.push(attr_id, 8, value);
+        self
+    }
+
+    /// A 4-byte inline value (`PTR_IN` of a `u32`, or `FLAGS_IN`).
+    pub fn in_u32(&mut self, attr_id: u16, value: u32) -> &mut Self {
+        self.push(attr_id, 4, u64::from(value));
+        self
+    }
+
+    /// An input buffer: inline in the attribute when it is at most 8 bytes, a pointer otherwise (the
+    /// kernel's rule, `uverbs_attr_ptr_is_inline`).
+    pub fn in_bytes(&mut self, attr_id: u16, data: &'a [u8]) -> &mut Self {
+        let value = if data.len() <= 8 {
+            let mut inline = [0u8; 8];
+            inline[..data.len()].copy_from_slice(data);
+            u64::from_ne_bytes(inline)
+        } else {
+            data.as_ptr() as u64
+        };
+        self.push(attr_id, data.len(), value);
+        self
+    }
+
+    /// An input struct (see [`IoctlCmd::in_bytes`]).
+    pub fn in_obj<T: IntoBytes + Immutable>(&mut self, attr_id: u16, value: &'a T) -> &mut Self {
+        self.in_bytes(attr_id, value.as_bytes())
+    }
+
+    /// An output buffer, always passed by pointer. The kernel sets `VALID_OUTPUT` on the attribute when
+    /// it wrote it; see [`IoctlCmd::output_valid`].
+    pub fn out_bytes(&mut self, attr_id: u16, buf: &'a mut [u8]) -> Slot {
+        self.push(attr_id, buf.len(), buf.as_mut_ptr() as u64)
+    }
+
+    /// An output struct (see [`IoctlCmd::out_bytes`]).
+    pub fn out_obj<T: IntoBytes + FromBytes>(&mut self, attr_id: u16, value: &'a mut T) -> Slot {
+        self.out_bytes(attr_id, value.as_mut_bytes())
+    }
+
+    /// A handle of an existing object (an `IDR` attribute).
+    pub fn idr(&mut self, attr_id: u16, handle: u32) -> &mut Self {
+        self.push(attr_id, 0, u64::from(handle));
+        self
+    }
+
+    /// A new object: the kernel writes its handle back; read it with [`IoctlCmd::handle`].
+    pub fn new_idr(&mut self, attr_id: u16) -> Slot {
+        self.push(attr_id, 0, 0)
+    }
+
+    /// An existing file descriptor (an `FD` attribute).
+    pub fn fd(&mut self, attr_id: u16, fd: BorrowedFd<'a>) -> &mut Self {
+        use std::os::fd::AsRawFd;
+        self.push(attr_id, 0, fd.as_raw_fd() as u64);
+        self
+    }
+
+    /// A new file: the kernel writes its descriptor back; take it with [`IoctlCmd::take_fd`].
+    pub fn new_fd(&mut self, attr_id: u16) -> Slot {
+        self.push(attr_id, 0, 0)
+    }
+
+    /// Driver-specific input (`UVERBS_ATTR_UHW_IN`), left out when empty.
+    pub fn uhw_in(&mut self, data: &'a [u8]) -> &mut Self {
+        if !data.is_empty() {
+            self.in_bytes(uapi::UVERBS_ATTR_UHW_IN, data).optional();
+        }
+        self
+    }
+
+    /// Driver-specific output (`UVERBS_ATTR_UHW_OUT`), left out when empty.
+    pub fn uhw_out(&mut self, buf: &'a mut [u8]) -> &mut Self {
+        if !buf.is_empty() {
+            self.out_bytes(uapi::UVERBS_ATTR_UHW_OUT, buf);
+            self.optional();
+        }
+        self
+    }
+
+    /// The handle the kernel returned for a new object.
+    pub fn handle(&self, slot: Slot) -> u32 {
+        self.buf.attrs[slot.0].data as u32
+    }
+
+    /// The file the kernel created for a new-fd attribute.
+    ///
+    /// # Safety
+    /// Call at most once per slot, and only after the command succeeded: the descriptor is then a fresh
+    /// one that nobody else owns.
+    pub unsafe fn take_fd(&self, slot: Slot) -> OwnedFd {
+        let fd = self.buf.attrs[slot.0].data as i64 as RawFd;
+        // SAFETY: per this function's contract the command succeeded, so the kernel installed a new
+        // descriptor for this attribute, and this is the only place that takes it.
+        unsafe { sys::adopt_fd(fd) }
+    }
+
+    /// Whether the kernel wrote an output attribute (`UVERBS_ATTR_F_VALID_OUTPUT`).
+    pub fn output_valid(&self, slot: Slot) -> bool {
+        self.buf.attrs[slot.0].flags & uapi::UVERBS_ATTR_F_VALID_OUTPUT != 0
+    }
+
+    /// Fills in the header for `driver_id` and returns the bytes the kernel will read.
+    fn seal(&mut self, driver_id: u32) -> usize {
+        let len = HDR_LEN + ATTR_LEN * self.num_attrs;
+        self.buf.hdr.length = len as u16;
+        self.buf.hdr.num_attrs = self.num_attrs as u16;
+        self.buf.hdr.driver_id = driver_id;
+        len
+    }
+
+    /// The header and attributes exactly as the kernel will read them (for tests and tracing).
+    pub fn to_bytes(&mut self, driver_id: u32) -> Vec<u8> {
+        let len = self.seal(driver_id);
+        let mut out = self.buf.hdr.as_bytes().to_vec();
+        out.extend_from_slice(self.buf.attrs.as_bytes());
+        out.truncate(len);
+        out
+    }
+}
+
+/// How an ioctl attempt ended when a write fallback exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The kernel ran the ioctl.
+    Done,
+    /// The kernel has no ioctl for this (ENOTTY or EPROTONOSUPPORT): use the write command.
+    UseWrite,
+}
+
+const INVOKE_WRITE_UNKNOWN: u8 = 0;
+const INVOKE_WRITE_YES: u8 = 1;
+const INVOKE_WRITE_NO: u8 = 2;
+
+/// An open uverbs device file and the rules for talking to it.
+#[derive(Debug)]
+pub struct Channel {
+    fd: OwnedFd,
+    driver_id: u32,
+    /// Set once the kernel answered ENOTTY: it has no `RDMA_VERBS_IOCTL` at all.
+    no_ioctl: std::sync::atomic::AtomicBool,
+    invoke_write: AtomicU8,
+}
+
+impl Channel {
+    /// Opens `path` (a `/dev/infiniband/uverbsN`), checking that it is the character device `dev`
+    /// where that is given, for a device whose driver has `driver_id`.
+    pub fn open(path: &Path, dev: Option<(u32, u32)>, driver_id: u32) -> Result<Channel> {
+        let fd = sys::open_device(path).map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
+        if let Some(expected) = dev {
+            let actual = sys::char_device_number(fd.as_fd())
+                .map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
+            if actual != expected {
+                return Err(Error::Protocol {
+                    verb: Verb::OpenDevice,
+                    what: format!(
+                        "{} is device {}:{}, sysfs says {}:{}",
+                        path.display(),
+                        actual.0,
+                        actual.1,
+                        expected.0,
+                        expected.1
+                    ),
+                });
+            }
+        }
+        Ok(Channel::from_fd(fd, driver_id))
+    }
+
+    /// Wraps an already open device file.
+    pub fn from_fd(fd: OwnedFd, driver_id: u32) -> Channel {
+        Channel {
+            fd,
+            driver_id,
+            no_ioctl: std::sync::atomic::AtomicBool::new(false),
+            invoke_write: AtomicU8::new(INVOKE_WRITE_UNKNOWN),
+        }
+    }
+
+    /// The device file.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// The `enum rdma_driver_id` value every ioctl header carries.
+    pub fn driver_id(&self) -> u32 {
+        self.driver_id
+    }
+
+    /// Runs an ioctl command; any failure is an error naming `verb`.
+    pub fn ioctl(&self, verb: Verb, cmd: &mut IoctlCmd<'_>) -> Result<()> {
+        self.raw_ioctl(cmd).map_err(|e| Error::kernel(verb, e))
+    }
+
+    /// Runs an ioctl command for a verb that also has a write command: when the kernel has no ioctl
+    /// support, or not this method (or a mandatory attribute of it), returns [`Outcome::UseWrite`]
+    /// instead of an error (rdma-core's `execute_ioctl_fallback`).
+    pub fn ioctl_or_write(&self, verb: Verb, cmd: &mut IoctlCmd<'_>) -> Result<Outcome> {
+        if self.no_ioctl.load(Ordering::Relaxed) {
+            return Ok(Outcome::UseWrite);
+        }
+        match self.raw_ioctl(cmd) {
+            Ok(()) => Ok(Outcome::Done),
+            Err(Errno::ENOTTY) => {
+                self.no_ioctl.store(true, Ordering::Relaxed);
+                Ok(Outcome::UseWrite)
+            }
+            Err(Errno::EPROTONOSUPPORT) => Ok(Outcome::UseWrite),
+            Err(e) => Err(Error::kernel(verb, e)),
+        }
+    }
+
+    fn raw_ioctl(&self, cmd: &mut IoctlCmd<'_>) -> nix::Result<()> {
+        cmd.seal(self.driver_id);
+        let hdr = std::ptr::addr_of_mut!(cmd.buf).cast::<uapi::ib_uverbs_ioctl_hdr>();
+        // SAFETY: `IoctlBuf` is the header directly followed by the attribute array (repr(C), and the
+        // header's 24 bytes keep the 8-byte-aligned attributes contiguous), `seal` set `length` and
+        // `num_attrs` to cover only initialised attributes, and every pointer attribute was made from a
+        // slice borrowed for `'a`, which outlives `cmd`.
+        unsafe { sys::verbs_ioctl(self.fd.as_fd(), hdr) }
+    }
+
+    /// Whether write commands can travel as `INVOKE_WRITE` ioctls (probed once, as rdma-core does:
+    /// `INVOKE_WRITE` of `QUERY_DEVICE` without its core attributes must fail with anything but
+    /// ENOTTY/EPROTONOSUPPORT).
+    pub fn has_invoke_write(&self) -> bool {
+        match self.invoke_write.load(Ordering::Relaxed) {
+            INVOKE_WRITE_YES => return true,
+            INVOKE_WRITE_NO => return false,
+            _ => {}
+        }
+        let yes = if self.no_ioctl.load(Ordering::Relaxed) {
+            false
+        } else {
+            let mut cmd =
+                IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_INVOKE_WRITE);
+            cmd.in_u64(
+                uapi::UVERBS_ATTR_WRITE_CMD,
+                u64::from(uapi::IB_USER_VERBS_CMD_QUERY_DEVICE),
+            );
+            match self.raw_ioctl(&mut cmd) {
+                Err(Errno::ENOTTY) => {
+                    self.no_ioctl.store(true, Ordering::Relaxed);
+                    false
+                }
+                Err(Errno::EPROTONOSUPPORT) => false,
+                _ => true,
+            }
+        };
+        self.invoke_write.store(
+            if yes {
+                INVOKE_WRITE_YES
+            } else {
+                INVOKE_WRITE_NO
+            },
+            Ordering::Relaxed,
+        );
+        yes
+    }
+
+    /// Sends a write command: `req` is the core request (for commands with a response, starting with
+    /// the `response` pointer field, which this fills in), `resp` the core response (`()` for none),
+    /// `drv_in`/`drv_out` the driver's udata.
+    pub fn write<Req, Resp>(
+        &self,
+        verb: Verb,
+        command: u32,
+        req: &mut Req,
+        resp: &mut Resp,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<()>
+    where
+        Req: IntoBytes + FromBytes + Immutable + KnownLayout,
+        Resp: IntoBytes + FromBytes + Immutable + KnownLayout,
+    {
+        self.write_any(
+            verb,
+            command,
+            false,
+            req.as_mut_bytes(),
+            resp.as_mut_bytes(),
+            drv_in,
+            drv_out,
+        )
+    }
+
+    /// Sends an extended write command (`IB_USER_VERBS_EX_CMD_*`): `req` and `resp` are the core
+    /// structs, which have no `response` field.
+    pub fn write_ex<Req, Resp>(
+        &self,
+        verb: Verb,
+        command: u32,
+        req: &mut Req,
+        resp: &mut Resp,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<()>
+    where
+        Req: IntoBytes + FromBytes + Immutable + KnownLayout,
+        Resp: IntoBytes + FromBytes + Immutable + KnownLayout,
+    {
+        self.write_any(
+            verb,
+            command,
+            true,
+            req.as_mut_bytes(),
+            resp.as_mut_bytes(),
+            drv_in,
+            drv_out,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_any(
+        &self,
+        verb: Verb,
+        command: u32,
+        extended: bool,
+        req: &mut [u8],
+        resp: &mut [u8],
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<()> {
+        let full_command = if extended {
+            command | uapi::IB_USER_VERBS_CMD_FLAG_EXTENDED
+        } else {
+            command
+        };
+        if self.has_invoke_write() {
+            let mut cmd =
+                IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_INVOKE_WRITE);
+            cmd.in_u64(uapi::UVERBS_ATTR_WRITE_CMD, u64::from(full_command));
+            cmd.in_bytes(uapi::UVERBS_ATTR_CORE_IN, req);
+            if !resp.is_empty() {
+                cmd.out_bytes(uapi::UVERBS_ATTR_CORE_OUT, resp);
+            }
+            cmd.uhw_in(drv_in).uhw_out(drv_out);
+            return self.ioctl(verb, &mut cmd);
+        }
+        let cmd = legacy_write_buffer(
+            full_command,
+            extended,
+            req,
+            resp.len(),
+            drv_in,
+            drv_out.len(),
+        )
+        .map_err(|what| Error::InvalidArgument { verb, what })?;
+        let mut out = vec![0u8; cmd.out_len];
+        cmd.send(self.fd.as_fd(), &mut out)
+            .map_err(|e| Error::kernel(verb, e))?;
+        let (core, driver) = out.split_at(resp.len());
+        resp.copy_from_slice(core);
+        drv_out.copy_from_slice(driver);
+        Ok(())
+    }
+
+    /// Sends a command by number as a raw `write()` in the legacy format, bypassing `INVOKE_WRITE`. This
+    /// is how rdma-core rings the rxe send doorbell (`POST_SEND` with no work requests).
+    pub fn write_legacy<Req, Resp>(
+        &self,
+        verb: Verb,
+        command: u32,
+        req: &mut Req,
+        resp: &mut Resp,
+    ) -> Result<()>
+    where
+        Req: IntoBytes + FromBytes + Immutable + KnownLayout,
+        Resp: IntoBytes + FromBytes + Immutable + KnownLayout,
+    {
+        let resp = resp.as_mut_bytes();
+        let cmd = legacy_write_buffer(command, false, req.as_mut_bytes(), resp.len(), &[], 0)
+            .map_err(|what| Error::InvalidArgument { verb, what })?;
+        cmd.send(self.fd.as_fd(), resp)
+            .map_err(|e| Error::kernel(verb, e))?;
+        Ok(())
+    }
+
+    /// A raw ioctl by ids, for tools and tests: the error names the ids.
+    pub fn raw(&self, cmd: &mut IoctlCmd<'_>) -> Result<()> {
+        let verb = Verb::Raw(RawVerb::Ioctl(cmd.object(), cmd.method()));
+        self.ioctl(verb, cmd)
+    }
+}
+
+/// A legacy `write()` command, laid out but with its response pointer still to be filled in.
+#[derive(Debug)]
+struct LegacyWrite {
+    /// The bytes to write.
+    bytes: Vec<u8>,
+    /// Where in `bytes` the 8-byte response pointer goes, for commands that have one.
+    response_at: Option<usize>,
+    /// The bytes the kernel writes back: the core response, then the driver's response.
+    out_len: usize,
+}
+
+/// Lays out a legacy write command (uverbs_main.c `ib_uverbs_write`): a non-extended command counts
+/// its whole length in 4-byte words and carries its response pointer in the first 8 bytes of `req`; an
+/// extended one counts the core and driver parts separately in 8-byte words, after a second header that
+/// holds the response pointer.
+fn legacy_write_buffer(
+    command: u32,
+    extended: bool,
+    req: &[u8],
+    resp_len: usize,
+    drv_in: &[u8],
+    drv_out_len: usize,
+) -> Result<LegacyWrite, String> {
+    let words = |n: usize, unit: usize, what: &str| -> Result<u16, String> {
+        if n % unit != 0 {
+            return Err(format!("{what} is {n} bytes, not a multiple of {unit}"));
+        }
+        u16::try_from(n / unit).map_err(|_| format!("{what} is too long ({n} bytes)"))
+    };
+    let mut bytes = Vec::with_capacity(32 + req.len() + drv_in.len());
+    let response_at;
+    if extended {
+        let hdr = uapi::ib_uverbs_cmd_hdr {
+            command,
+            in_words: words(req.len(), 8, "request")?,
+            out_words: words(resp_len, 8, "response")?,
+        };
+        let ex = uapi::ib_uverbs_ex_cmd_hdr {
+            response: 0,
+            provider_in_words: words(drv_in.len(), 8, "driver request")?,
+            provider_out_words: words(drv_out_len, 8, "driver response")?,
+            cmd_hdr_reserved: 0,
+        };
+        bytes.extend_from_slice(hdr.as_bytes());
+        response_at = bytes.len();
+        bytes.extend_from_slice(ex.as_bytes());
+    } else {
+        let total_in = std::mem::size_of::<uapi::ib_uverbs_cmd_hdr>() + req.len() + drv_in.len();
+        let hdr = uapi::ib_uverbs_cmd_hdr {
+            command,
+            in_words: words(total_in, 4, "request")?,
+            out_words: words(resp_len + drv_out_len, 4, "response")?,
+        };
+        bytes.extend_from_slice(hdr.as_bytes());
+        response_at = bytes.len();
+        if resp_len > 0 && req.len() < 8 {
+            return Err("a command with a response must start with the response pointer".into());
+        }
+    }
+    bytes.extend_from_slice(req);
+    bytes.extend_from_slice(drv_in);
+    let has_response_field = extended || resp_len > 0;
+    Ok(LegacyWrite {
+        bytes,
+        response_at: has_response_field.then_some(response_at),
+        out_len: resp_len + drv_out_len,
+    })
+}
+
+impl LegacyWrite {
+    /// Points the command's response field at `out` and writes it.
+    fn send(mut self, fd: BorrowedFd<'_>, out: &mut [u8]) -> nix::Result<usize> {
+        debug_assert_eq!(out.len(), self.out_len);
+        if let Some(at) = self.response_at {
+            let ptr = if out.is_empty() {
+                0
+            } else {
+                out.as_mut_ptr() as u64
+            };
+            self.bytes[at..at + 8].copy_from_slice(&ptr.to_ne_bytes());
+        }
+        // SAFETY: the only user pointer in the command is the response field just written, which points
+        // to `out`, live for the call and exactly as long as the output the header announces (null when
+        // none is announced).
+        unsafe { sys::write_command(fd, &self.bytes) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr(bytes: &[u8], i: usize) -> uapi::ib_uverbs_attr {
+        uapi::ib_uverbs_attr::read_from_bytes(
+            &bytes[HDR_LEN + i * ATTR_LEN..HDR_LEN + (i + 1) * ATTR_LEN],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn header_counts_attributes_and_carries_driver_id() {
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_QUERY_PORT);
+        cmd.in_u64(uapi::UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1);
+        let mut resp = uapi::ib_uverbs_query_port_resp_ex::default();
+        let resp_ptr = resp.as_mut_bytes().as_mut_ptr() as u64;
+        cmd.out_obj(uapi::UVERBS_ATTR_QUERY_PORT_RESP, &mut resp);
+        let bytes = cmd.to_bytes(uapi::RDMA_DRIVER_RXE);
+        assert_eq!(bytes.len(), 24 + 2 * 16);
+        let hdr = uapi::ib_uverbs_ioctl_hdr::read_from_bytes(&bytes[..24]).unwrap();
+        assert_eq!(hdr.length, 56);
+        assert_eq!(hdr.object_id, uapi::UVERBS_OBJECT_DEVICE);
+        assert_eq!(hdr.method_id, uapi::UVERBS_METHOD_QUERY_PORT);
+        assert_eq!(hdr.num_attrs, 2);
+        assert_eq!(hdr.driver_id, 14);
+        assert_eq!((hdr.reserved1, hdr.reserved2), (0, 0));
+        let port = attr(&bytes, 0);
+        assert_eq!(
+            (port.attr_id, port.len, port.flags, port.data),
+            (0, 8, 1, 1)
+        );
+        let out = attr(&bytes, 1);
+        assert_eq!((out.len as usize, out.flags, out.data), (48, 1, resp_ptr));
+    }
+
+    #[test]
+    fn small_inputs_are_inline_large_ones_by_pointer() {
+        let small = [1u8, 2, 3, 4, 5];
+        let large = [7u8; 9];
+        let mut cmd = IoctlCmd::new(3, 0);
+        cmd.in_bytes(1, &small).in_bytes(2, &large);
+        let bytes = cmd.to_bytes(0);
+        let a = attr(&bytes, 0);
+        assert_eq!(a.len, 5);
+        assert_eq!(a.data.to_ne_bytes(), [1, 2, 3, 4, 5, 0, 0, 0]);
+        let b = attr(&bytes, 1);
+        assert_eq!(b.len, 9);
+        assert_eq!(b.data, large.as_ptr() as u64);
+    }
+
+    #[test]
+    fn optional_clears_mandatory_and_empty_udata_is_left_out() {
+        let mut out = [0u8; 16];
+        let mut cmd = IoctlCmd::new(3, 0);
+        cmd.new_idr(0);
+        cmd.in_u32(4, 9).optional();
+        cmd.uhw_in(&[]).uhw_out(&mut out);
+        let bytes = cmd.to_bytes(1);
+        assert_eq!(bytes.len(), 24 + 3 * 16);
+        assert_eq!(attr(&bytes, 0).flags, uapi::UVERBS_ATTR_F_MANDATORY);
+        assert_eq!(attr(&bytes, 1).flags, 0);
+        let uhw = attr(&bytes, 2);
+        assert_eq!(
+            (uhw.attr_id, uhw.flags, uhw.len),
+            (uapi::UVERBS_ATTR_UHW_OUT, 0, 16)
+        );
+    }
+
+    #[test]
+    fn legacy_write_counts_words_and_places_the_response_pointer() {
+        // QUERY_PORT: {response u64, port_num u8, reserved[7]} → 40-byte response.
+        let req = [0u8; 16];
+        let lw = legacy_write_buffer(uapi::IB_USER_VERBS_CMD_QUERY_PORT, false, &req, 40, &[], 0)
+            .unwrap();
+        assert_eq!(lw.bytes.len(), 24);
+        let hdr = uapi::ib_uverbs_cmd_hdr::read_from_bytes(&lw.bytes[..8]).unwrap();
+        assert_eq!((hdr.command, hdr.in_words, hdr.out_words), (2, 6, 10));
+        assert_eq!(lw.response_at, Some(8));
+        assert_eq!(lw.out_len, 40);
+    }
+
+    #[test]
+    fn legacy_extended_write_has_the_second_header() {
+        let req = [0u8; 8];
+        let drv_out = 16;
+        let lw = legacy_write_buffer(
+            uapi::IB_USER_VERBS_EX_CMD_QUERY_DEVICE | uapi::IB_USER_VERBS_CMD_FLAG_EXTENDED,
+            true,
+            &req,
+            304,
+            &[],
+            drv_out,
+        )
+        .unwrap();
+        assert_eq!(lw.bytes.len(), 8 + 16 + 8);
+        let hdr = uapi::ib_uverbs_cmd_hdr::read_from_bytes(&lw.bytes[..8]).unwrap();
+        assert_eq!(
+            (hdr.command, hdr.in_words, hdr.out_words),
+            (0x8000_0001, 1, 38)
+        );
+        let ex = uapi::ib_uverbs_ex_cmd_hdr::read_from_bytes(&lw.bytes[8..24]).unwrap();
+        assert_eq!((ex.provider_in_words, ex.provider_out_words), (0, 2));
+        assert_eq!(lw.response_at, Some(8));
+        assert_eq!(lw.out_len, 320);
+    }
+
+    #[test]
+    fn legacy_write_rejects_unaligned_lengths() {
+        let err = legacy_write_buffer(2, false, &[0u8; 16], 41, &[], 0).unwrap_err();
+        assert!(err.contains("multiple of 4"), "{err}");
+    }
+}

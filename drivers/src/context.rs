@@ -1,0 +1,436 @@
+//! An open device: the user context, its async event file, and the query verbs.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use nix::errno::Errno;
+use uverbs_uapi as uapi;
+use zerocopy::{FromBytes, FromZeros, IntoBytes};
+
+use crate::chan::{Channel, IoctlCmd, Outcome};
+use crate::discover::{self, DeviceInfo, Driver};
+use crate::error::{Error, Result, Verb};
+use crate::provider::{for_driver, Backend, ProviderContext};
+use crate::sys;
+
+/// What `QUERY_DEVICE` returned: the extended response where the kernel has it.
+#[derive(Debug, Clone)]
+pub struct DeviceAttrs {
+    /// The response; when `extended` is false only its `base` is filled.
+    pub resp: uapi::ib_uverbs_ex_query_device_resp,
+    /// Whether this came from `EX_QUERY_DEVICE`.
+    pub extended: bool,
+}
+
+/// An open device with its user context.
+#[derive(Debug)]
+pub struct Context {
+    chan: Channel,
+    info: DeviceInfo,
+    async_fd: OwnedFd,
+    num_comp_vectors: u32,
+    core_support: Option<u64>,
+    backend: Backend,
+}
+
+impl Context {
+    /// Opens the device and allocates a user context on it, with the driver data of its backend.
+    pub fn open(info: &DeviceInfo) -> Result<Context> {
+        let unsupported = || Error::UnsupportedDriver {
+            device: info.name.clone(),
+            driver: info.driver.name(),
+        };
+        for_driver!(info.driver, P => {
+            let (lo, hi) = P::ABI_VERSIONS;
+            if !(lo..=hi).contains(&info.abi_version) {
+                return Err(Error::Protocol {
+                    verb: Verb::OpenDevice,
+                    what: format!(
+                        "{} speaks uverbs ABI {}, the {} backend speaks {lo}..={hi}",
+                        info.name,
+                        info.abi_version,
+                        info.driver.name()
+                    ),
+                });
+            }
+        }, else return Err(unsupported()));
+        let chan = Channel::open(&info.devnode, info.dev, info.driver.id())?;
+        let (req, resp_len) =
+            for_driver!(info.driver, P => P::context_request(), else unreachable!());
+        let mut drv_out = vec![0u8; resp_len];
+        let (async_fd, num_comp_vectors, core_support) = get_context(&chan, &req, &mut drv_out)?;
+        let backend = match info.driver {
+            Driver::Rxe => Backend::Rxe(ProviderContext::from_context_response(&drv_out)?),
+            Driver::Mlx5 => Backend::Mlx5(ProviderContext::from_context_response(&drv_out)?),
+            Driver::Other(_) => return Err(unsupported()),
+        };
+        Ok(Context {
+            chan,
+            info: info.clone(),
+            async_fd,
+            num_comp_vectors,
+            core_support,
+            backend,
+        })
+    }
+
+    /// The command channel.
+    pub fn channel(&self) -> &Channel {
+        &self.chan
+    }
+
+    /// What discovery knew of the device.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The device's async event file (readable with `ib_uverbs_async_event_desc` records).
+    pub fn async_fd(&self) -> BorrowedFd<'_> {
+        self.async_fd.as_fd()
+    }
+
+    /// The number of completion vectors.
+    pub fn num_comp_vectors(&self) -> u32 {
+        self.num_comp_vectors
+    }
+
+    /// The `IB_UVERBS_CORE_SUPPORT_*` bits, where the kernel reported them.
+    pub fn core_support(&self) -> Option<u64> {
+        self.core_support
+    }
+
+    /// `EX_QUERY_DEVICE`, or `QUERY_DEVICE` on a kernel without it.
+    pub fn query_device(&self) -> Result<DeviceAttrs> {
+        let mut req = uapi::ib_uverbs_ex_query_device::new_zeroed();
+        let mut resp = uapi::ib_uverbs_ex_query_device_resp::new_zeroed();
+        match self.chan.write_ex(
+            Verb::QueryDevice,
+            uapi::IB_USER_VERBS_EX_CMD_QUERY_DEVICE,
+            &mut req,
+            &mut resp,
+            &[],
+            &mut [],
+        ) {
+            Ok(()) => Ok(DeviceAttrs {
+                resp,
+                extended: true,
+            }),
+            Err(Error::Unsupported { .. })
+            | Err(Error::Kernel {
+                errno: Errno::ENOSYS,
+                ..
+            }) => {
+                let mut req = uapi::ib_uverbs_query_device::new_zeroed();
+                let mut base = uapi::ib_uverbs_query_device_resp::new_zeroed();
+                self.chan.write(
+                    Verb::QueryDevice,
+                    uapi::IB_USER_VERBS_CMD_QUERY_DEVICE,
+                    &mut req,
+                    &mut base,
+                    &[],
+                    &mut [],
+                )?;
+                let mut resp = uapi::ib_uverbs_ex_query_device_resp::new_zeroed();
+                resp.base = base;
+                Ok(DeviceAttrs {
+                    resp,
+                    extended: false,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `QUERY_PORT` for a port (numbered from 1).
+    ///
+    /// The response is the 6.1 `ib_uverbs_query_port_resp_ex`; kernels from 6.7 on also fill
+    /// `active_speed_ex` in what 6.1 calls `reserved[2..6]` (see [`port_active_speed_ex`]).
+    pub fn query_port(&self, port: u8) -> Result<uapi::ib_uverbs_query_port_resp_ex> {
+        let mut resp = uapi::ib_uverbs_query_port_resp_ex::new_zeroed();
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_QUERY_PORT);
+        cmd.in_u64(uapi::UVERBS_ATTR_QUERY_PORT_PORT_NUM, u64::from(port));
+        cmd.out_obj(uapi::UVERBS_ATTR_QUERY_PORT_RESP, &mut resp);
+        match self.chan.ioctl_or_write(Verb::QueryPort, &mut cmd)? {
+            Outcome::Done => Ok(resp),
+            Outcome::UseWrite => {
+                let mut req = uapi::ib_uverbs_query_port::new_zeroed();
+                req.port_num = port;
+                let mut legacy = uapi::ib_uverbs_query_port_resp::new_zeroed();
+                self.chan.write(
+                    Verb::QueryPort,
+                    uapi::IB_USER_VERBS_CMD_QUERY_PORT,
+                    &mut req,
+                    &mut legacy,
+                    &[],
+                    &mut [],
+                )?;
+                let mut resp = uapi::ib_uverbs_query_port_resp_ex::new_zeroed();
+                resp.legacy_resp = legacy;
+                Ok(resp)
+            }
+        }
+    }
+
+    /// The whole GID table (all ports), at most `max_entries` of it: `QUERY_GID_TABLE`, or sysfs on a
+    /// kernel without it. Empty slots are not listed.
+    pub fn query_gid_table(&self, max_entries: usize) -> Result<Vec<uapi::ib_uverbs_gid_entry>> {
+        let mut entries = vec![uapi::ib_uverbs_gid_entry::new_zeroed(); max_entries];
+        let mut count = 0u64;
+        let mut cmd = IoctlCmd::new(
+            uapi::UVERBS_OBJECT_DEVICE,
+            uapi::UVERBS_METHOD_QUERY_GID_TABLE,
+        );
+        cmd.in_u64(
+            uapi::UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE,
+            std::mem::size_of::<uapi::ib_uverbs_gid_entry>() as u64,
+        );
+        cmd.in_u32(uapi::UVERBS_ATTR_QUERY_GID_TABLE_FLAGS, 0)
+            .optional();
+        cmd.out_bytes(
+            uapi::UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES,
+            entries.as_mut_bytes(),
+        );
+        cmd.out_obj(
+            uapi::UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES,
+            &mut count,
+        );
+        match self.chan.ioctl_or_write(Verb::QueryGidTable, &mut cmd)? {
+            Outcome::Done => {
+                let count = usize::try_from(count).unwrap_or(usize::MAX);
+                if count > max_entries {
+                    return Err(Error::Protocol {
+                        verb: Verb::QueryGidTable,
+                        what: format!("{count} entries reported for room for {max_entries}"),
+                    });
+                }
+                entries.truncate(count);
+                Ok(entries)
+            }
+            Outcome::UseWrite => self.gid_table_from_sysfs(max_entries),
+        }
+    }
+
+    /// The GID table read from sysfs (`ports/N/gids/M`, `gid_attrs/{types,ndevs}/M`), as rdma-core
+    /// does on kernels without the GID ioctls. Needs the ports' table lengths, so it queries them.
+    pub fn gid_table_from_sysfs(
+        &self,
+        max_entries: usize,
+    ) -> Result<Vec<uapi::ib_uverbs_gid_entry>> {
+        let ports = self.query_device()?.resp.base.phys_port_cnt;
+        let mut out = Vec::new();
+        for port in 1..=ports {
+            let len = self.query_port(port)?.legacy_resp.gid_tbl_len;
+            for index in 0..len {
+                if out.len() == max_entries {
+                    return Ok(out);
+                }
+                if let Some(e) = sysfs_gid_entry(&self.info, port, index)? {
+                    out.push(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One GID entry: `QUERY_GID_ENTRY`, or sysfs. `None` for an empty slot.
+    pub fn query_gid_entry(
+        &self,
+        port: u8,
+        index: u32,
+    ) -> Result<Option<uapi::ib_uverbs_gid_entry>> {
+        let mut entry = uapi::ib_uverbs_gid_entry::new_zeroed();
+        let mut cmd = IoctlCmd::new(
+            uapi::UVERBS_OBJECT_DEVICE,
+            uapi::UVERBS_METHOD_QUERY_GID_ENTRY,
+        );
+        cmd.in_u64(uapi::UVERBS_ATTR_QUERY_GID_ENTRY_PORT, u64::from(port));
+        cmd.in_u64(
+            uapi::UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX,
+            u64::from(index),
+        );
+        cmd.in_u32(uapi::UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS, 0);
+        cmd.out_obj(uapi::UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, &mut entry);
+        match self.chan.ioctl_or_write(Verb::QueryGidEntry, &mut cmd) {
+            Ok(Outcome::Done) => Ok(Some(entry)),
+            // The kernel's answer for an empty (zero) slot.
+            Err(Error::Kernel {
+                errno: Errno::ENODATA,
+                ..
+            }) => Ok(None),
+            Ok(Outcome::UseWrite) => sysfs_gid_entry(&self.info, port, index),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `GET_CONTEXT` (ioctl, or the write command), then the async event file.
+fn get_context(
+    chan: &Channel,
+    drv_in: &[u8],
+    drv_out: &mut [u8],
+) -> Result<(OwnedFd, u32, Option<u64>)> {
+    let mut num_comp_vectors = 0u32;
+    let mut core_support = 0u64;
+    let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_GET_CONTEXT);
+    cmd.out_obj(
+        uapi::UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS,
+        &mut num_comp_vectors,
+    );
+    let core_slot = cmd.out_obj(
+        uapi::UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT,
+        &mut core_support,
+    );
+    cmd.optional();
+    cmd.uhw_in(drv_in).uhw_out(drv_out);
+    match chan.ioctl_or_write(Verb::GetContext, &mut cmd)? {
+        Outcome::Done => {
+            let core_valid = cmd.output_valid(core_slot);
+            let mut cmd = IoctlCmd::new(
+                uapi::UVERBS_OBJECT_ASYNC_EVENT,
+                uapi::UVERBS_METHOD_ASYNC_EVENT_ALLOC,
+            );
+            let fd_slot = cmd.new_fd(uapi::UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE);
+            chan.ioctl(Verb::AsyncEventAlloc, &mut cmd)?;
+            // SAFETY: the command succeeded, so the slot holds the new event file's descriptor, taken
+            // exactly once here.
+            let async_fd = unsafe { cmd.take_fd(fd_slot) };
+            Ok((
+                async_fd,
+                num_comp_vectors,
+                core_valid.then_some(core_support),
+            ))
+        }
+        Outcome::UseWrite => {
+            let mut req = uapi::ib_uverbs_get_context::new_zeroed();
+            let mut resp = uapi::ib_uverbs_get_context_resp::new_zeroed();
+            chan.write(
+                Verb::GetContext,
+                uapi::IB_USER_VERBS_CMD_GET_CONTEXT,
+                &mut req,
+                &mut resp,
+                drv_in,
+                drv_out,
+            )?;
+            let fd = i32::try_from(resp.async_fd).map_err(|_| Error::Protocol {
+                verb: Verb::GetContext,
+                what: format!("async fd {}", resp.async_fd),
+            })?;
+            // SAFETY: GET_CONTEXT succeeded, so `async_fd` is the descriptor the kernel just installed
+            // for this context's event file, and nothing else owns it.
+            let async_fd = unsafe { sys::adopt_fd(fd) };
+            Ok((async_fd, resp.num_comp_vectors, None))
+        }
+    }
+}
+
+/// The kernel's `enum ib_uverbs_gid_type` for a sysfs type string.
+fn gid_type_from_sysfs(s: &str) -> u32 {
+    match s {
+        "RoCE v2" => uapi::IB_UVERBS_GID_TYPE_ROCE_V2,
+        "IB/RoCE v1" | "RoCE v1" => uapi::IB_UVERBS_GID_TYPE_ROCE_V1,
+        _ => uapi::IB_UVERBS_GID_TYPE_IB,
+    }
+}
+
+/// Reads one GID entry from sysfs; `None` for an empty slot.
+pub fn sysfs_gid_entry(
+    info: &DeviceInfo,
+    port: u8,
+    index: u32,
+) -> Result<Option<uapi::ib_uverbs_gid_entry>> {
+    let base = format!("ports/{port}/");
+    let text = info.sysfs_attr(&format!("{base}gids/{index}"))?;
+    let Some(raw) = parse_gid(&text) else {
+        return Err(Error::Protocol {
+            verb: Verb::QueryGidEntry,
+            what: format!("sysfs GID {text:?}"),
+        });
+    };
+    if raw == [0u8; 16] {
+        return Ok(None);
+    }
+    // IB ports have no GID types; reading one fails, which means IB.
+    let gid_type = info
+        .sysfs_attr(&format!("{base}gid_attrs/types/{index}"))
+        .map(|t| gid_type_from_sysfs(&t))
+        .unwrap_or(uapi::IB_UVERBS_GID_TYPE_IB);
+    let ifindex = info
+        .sysfs_attr(&format!("{base}gid_attrs/ndevs/{index}"))
+        .ok()
+        .and_then(|name| std::ffi::CString::new(name).ok())
+        .and_then(|name| sys::if_nametoindex(&name))
+        .unwrap_or(0);
+    let mut e = uapi::ib_uverbs_gid_entry::new_zeroed();
+    e.gid = <[u64; 2]>::read_from_bytes(&raw).expect("16 bytes");
+    e.gid_index = index;
+    e.port_num = u32::from(port);
+    e.gid_type = gid_type;
+    e.netdev_ifindex = ifindex;
+    Ok(Some(e))
+}
+
+/// Parses a GID as sysfs prints it: eight groups of four hex digits separated by colons.
+pub fn parse_gid(s: &str) -> Option<[u8; 16]> {
+    let mut out = [0u8; 16];
+    let groups: Vec<&str> = s.trim().split(':').collect();
+    if groups.len() != 8 {
+        return None;
+    }
+    for (i, g) in groups.iter().enumerate() {
+        if g.len() != 4 {
+            return None;
+        }
+        let v = u16::from_str_radix(g, 16).ok()?;
+        out[2 * i..2 * i + 2].copy_from_slice(&v.to_be_bytes());
+    }
+    Some(out)
+}
+
+/// `active_speed_ex` of a `QUERY_PORT` response from a kernel that has it (6.7+); 0 otherwise.
+pub fn port_active_speed_ex(resp: &uapi::ib_uverbs_query_port_resp_ex) -> u32 {
+    u32::from_ne_bytes(resp.reserved[2..6].try_into().expect("4 bytes"))
+}
+
+/// Looks a device up by name among the discovered ones.
+pub fn find_device(name: &str) -> Result<DeviceInfo> {
+    discover::devices()?
+        .into_iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| Error::NoSuchDevice {
+            name: name.to_owned(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysfs_gid_text() {
+        let g = parse_gid("fe80:0000:0000:0000:5054:00ff:fe12:3456").unwrap();
+        assert_eq!(g[0..2], [0xfe, 0x80]);
+        assert_eq!(g[14..16], [0x34, 0x56]);
+        assert_eq!(
+            parse_gid("0000:0000:0000:0000:0000:ffff:7f00:0001").unwrap()[10..],
+            [0xff, 0xff, 127, 0, 0, 1]
+        );
+        assert!(parse_gid("fe80::1").is_none());
+        assert!(parse_gid("fe80:0000:0000:0000:5054:00ff:fe12").is_none());
+    }
+
+    #[test]
+    fn gid_types() {
+        assert_eq!(
+            gid_type_from_sysfs("RoCE v2"),
+            uapi::IB_UVERBS_GID_TYPE_ROCE_V2
+        );
+        assert_eq!(
+            gid_type_from_sysfs("IB/RoCE v1"),
+            uapi::IB_UVERBS_GID_TYPE_ROCE_V1
+        );
+    }
+}

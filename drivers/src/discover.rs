@@ -1,0 +1,313 @@
+//! Device discovery: which RDMA devices exist, their uverbs character devices, and their drivers.
+//!
+//! sysfs is the source of the device list (`/sys/class/infiniband_verbs/uverbsN/{ibdev,dev,abi_version}`
+//! and `/sys/class/infiniband/<ibdev>/{node_type,node_guid,...}`), as in rdma-core's `find_sysfs_devs`.
+//! The RDMA netlink interface adds the kernel's device index and the driver id. Where netlink cannot
+//! answer, the driver is recognised from sysfs (the PCI driver's name, or an rxe device's `parent`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use uverbs_uapi as uapi;
+
+use crate::error::{Error, Result};
+use crate::netlink::Netlink;
+
+/// The sysfs root that real devices live under.
+pub const SYSFS: &str = "/sys";
+
+/// The drivers this crate has backends for, and the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Driver {
+    /// Soft-RoCE (`rdma_rxe`).
+    Rxe,
+    /// NVIDIA ConnectX (`mlx5_ib`).
+    Mlx5,
+    /// Any other driver, by its `enum rdma_driver_id` (0 when unknown).
+    Other(u32),
+}
+
+impl Driver {
+    /// The driver of an `enum rdma_driver_id` value.
+    pub fn from_id(id: u32) -> Driver {
+        match id {
+            uapi::RDMA_DRIVER_RXE => Driver::Rxe,
+            uapi::RDMA_DRIVER_MLX5 => Driver::Mlx5,
+            other => Driver::Other(other),
+        }
+    }
+
+    /// Its `enum rdma_driver_id` value, which every ioctl header carries.
+    pub fn id(self) -> u32 {
+        match self {
+            Driver::Rxe => uapi::RDMA_DRIVER_RXE,
+            Driver::Mlx5 => uapi::RDMA_DRIVER_MLX5,
+            Driver::Other(id) => id,
+        }
+    }
+
+    /// A short name (`rxe`, `mlx5`, or `driver id N`).
+    pub fn name(self) -> String {
+        match self {
+            Driver::Rxe => "rxe".into(),
+            Driver::Mlx5 => "mlx5".into(),
+            Driver::Other(0) => "unknown".into(),
+            Driver::Other(id) => format!("driver id {id}"),
+        }
+    }
+}
+
+/// What discovery knows of one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The RDMA device name (`rxe0`, `mlx5_0`).
+    pub name: String,
+    /// The uverbs character device name (`uverbs0`).
+    pub uverbs: String,
+    /// Its device node (`/dev/infiniband/uverbs0`).
+    pub devnode: PathBuf,
+    /// Its (major, minor), from sysfs `dev`.
+    pub dev: Option<(u32, u32)>,
+    /// The driver's uverbs ABI version (sysfs `abi_version`).
+    pub abi_version: u32,
+    /// The driver.
+    pub driver: Driver,
+    /// The kernel's device index, where netlink gave one.
+    pub index: Option<u32>,
+    /// `/sys/class/infiniband/<name>`.
+    pub sysfs_dir: PathBuf,
+}
+
+impl DeviceInfo {
+    /// Reads a file of the device's sysfs directory, trimmed.
+    pub fn sysfs_attr(&self, rel: &str) -> Result<String> {
+        read_trimmed(&self.sysfs_dir.join(rel))
+    }
+
+    /// The node GUID from sysfs (`node_guid`, "xxxx:xxxx:xxxx:xxxx"), as a host-order number whose
+    /// big-endian bytes are the GUID.
+    pub fn node_guid(&self) -> Result<u64> {
+        let path = self.sysfs_dir.join("node_guid");
+        parse_guid(&read_trimmed(&path)?).ok_or_else(|| Error::Sysfs {
+            path,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a GUID"),
+        })
+    }
+}
+
+/// Reads a sysfs file without its trailing newline.
+pub fn read_trimmed(path: &Path) -> Result<String> {
+    fs::read_to_string(path)
+        .map(|s| s.trim_end_matches('\n').to_owned())
+        .map_err(|source| Error::Sysfs {
+            path: path.to_owned(),
+            source,
+        })
+}
+
+/// Parses "xxxx:xxxx:xxxx:xxxx".
+pub fn parse_guid(s: &str) -> Option<u64> {
+    let mut v = 0u64;
+    let mut groups = 0;
+    for g in s.trim().split(':') {
+        if g.is_empty() || g.len() > 4 {
+            return None;
+        }
+        v = (v << 16) | u64::from(u16::from_str_radix(g, 16).ok()?);
+        groups += 1;
+    }
+    (groups == 4).then_some(v)
+}
+
+/// Every uverbs device, sorted by name.
+pub fn devices() -> Result<Vec<DeviceInfo>> {
+    let netlink = Netlink::open(Duration::from_secs(2)).ok();
+    devices_in(Path::new(SYSFS), Path::new("/dev/infiniband"), netlink)
+}
+
+/// Discovery against a given sysfs root and device directory (a fake tree in tests), with netlink
+/// where there is a socket.
+pub fn devices_in(
+    sysfs: &Path,
+    devdir: &Path,
+    mut netlink: Option<Netlink>,
+) -> Result<Vec<DeviceInfo>> {
+    let class = sysfs.join("class/infiniband_verbs");
+    let entries = match fs::read_dir(&class) {
+        Ok(e) => e,
+        // No uverbs at all: ibv_get_device_list fails with ENOSYS here, and so do we.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Error::NoRdmaSubsystem),
+        Err(source) => {
+            return Err(Error::Sysfs {
+                path: class,
+                source,
+            })
+        }
+    };
+    let nl_devices = netlink
+        .as_mut()
+        .and_then(|nl| nl.devices().ok())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| Error::Sysfs {
+            path: class.clone(),
+            source,
+        })?;
+        let uverbs = entry.file_name().to_string_lossy().into_owned();
+        if !uverbs.starts_with("uverbs") {
+            continue;
+        }
+        let dir = entry.path();
+        // A device may vanish between the listing and the reads: skip it, as rdma-core does.
+        let Ok(name) = read_trimmed(&dir.join("ibdev")) else {
+            continue;
+        };
+        let dev = read_trimmed(&dir.join("dev")).ok().and_then(|s| {
+            let (a, b) = s.split_once(':')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        });
+        let abi_version = read_trimmed(&dir.join("abi_version"))
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let sysfs_dir = sysfs.join("class/infiniband").join(&name);
+        let mut index = None;
+        let mut driver_id = None;
+        if let (Some(nl), Some(d)) = (netlink.as_mut(), nl_devices.iter().find(|d| d.name == name))
+        {
+            index = Some(d.index);
+            if let Ok(c) = nl.uverbs_chardev(d.index) {
+                driver_id = c.driver_id;
+            }
+        }
+        let driver = match driver_id {
+            Some(id) => Driver::from_id(id),
+            None => driver_from_sysfs(&name, &sysfs_dir),
+        };
+        out.push(DeviceInfo {
+            devnode: devdir.join(&uverbs),
+            name,
+            uverbs,
+            dev,
+            abi_version,
+            driver,
+            index,
+            sysfs_dir,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Recognises the driver without netlink: mlx5 devices hang off a PCI function bound to
+/// `mlx5_core`; rxe devices have a `parent` netdev and no bus device.
+fn driver_from_sysfs(name: &str, dir: &Path) -> Driver {
+    if let Ok(target) = fs::read_link(dir.join("device/driver")) {
+        if target.file_name().is_some_and(|n| n == "mlx5_core") {
+            return Driver::Mlx5;
+        }
+    }
+    if name.starts_with("rxe") || (dir.join("parent").exists() && !dir.join("device").exists()) {
+        return Driver::Rxe;
+    }
+    Driver::Other(uapi::RDMA_DRIVER_UNKNOWN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_tree() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
+    fn write(root: &Path, rel: &str, content: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, content).unwrap();
+    }
+
+    #[test]
+    fn finds_devices_from_sysfs_alone() {
+        let t = fake_tree();
+        let r = t.path();
+        write(r, "class/infiniband_verbs/abi_version", "6\n");
+        write(r, "class/infiniband_verbs/uverbs1/ibdev", "rxe1\n");
+        write(r, "class/infiniband_verbs/uverbs1/dev", "231:193\n");
+        write(r, "class/infiniband_verbs/uverbs1/abi_version", "2\n");
+        write(
+            r,
+            "class/infiniband/rxe1/node_guid",
+            "5054:00ff:fe12:3456\n",
+        );
+        write(r, "class/infiniband/rxe1/parent", "lo\n");
+        write(r, "class/infiniband_verbs/uverbs0/ibdev", "mlx5_0\n");
+        write(r, "class/infiniband_verbs/uverbs0/dev", "231:192\n");
+        write(r, "class/infiniband_verbs/uverbs0/abi_version", "1\n");
+        fs::create_dir_all(r.join("bus/pci/drivers/mlx5_core")).unwrap();
+        fs::create_dir_all(r.join("devices/pci0/0000:01:00.0")).unwrap();
+        fs::create_dir_all(r.join("class/infiniband/mlx5_0")).unwrap();
+        std::os::unix::fs::symlink(
+            r.join("devices/pci0/0000:01:00.0"),
+            r.join("class/infiniband/mlx5_0/device"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            r.join("bus/pci/drivers/mlx5_core"),
+            r.join("devices/pci0/0000:01:00.0/driver"),
+        )
+        .unwrap();
+
+        let devs = devices_in(r, Path::new("/dev/infiniband"), None).unwrap();
+        assert_eq!(devs.len(), 2);
+        assert_eq!(devs[0].name, "mlx5_0");
+        assert_eq!(devs[0].driver, Driver::Mlx5);
+        assert_eq!(devs[0].uverbs, "uverbs0");
+        assert_eq!(devs[0].dev, Some((231, 192)));
+        assert_eq!(devs[1].name, "rxe1");
+        assert_eq!(devs[1].driver, Driver::Rxe);
+        assert_eq!(devs[1].abi_version, 2);
+        assert_eq!(devs[1].devnode, Path::new("/dev/infiniband/uverbs1"));
+        assert_eq!(devs[1].index, None);
+        assert_eq!(devs[1].node_guid().unwrap(), 0x5054_00ff_fe12_3456);
+    }
+
+    #[test]
+    fn no_uverbs_class_is_enosys() {
+        let t = fake_tree();
+        let err = devices_in(t.path(), Path::new("/dev/infiniband"), None).unwrap_err();
+        assert!(matches!(err, Error::NoRdmaSubsystem));
+        assert_eq!(err.errno(), nix::errno::Errno::ENOSYS);
+    }
+
+    #[test]
+    fn empty_uverbs_class_means_no_devices() {
+        let t = fake_tree();
+        write(t.path(), "class/infiniband_verbs/abi_version", "6\n");
+        assert!(devices_in(t.path(), Path::new("/dev/infiniband"), None)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn unknown_driver_is_other() {
+        let t = fake_tree();
+        write(t.path(), "class/infiniband_verbs/uverbs0/ibdev", "hfi1_0\n");
+        let devs = devices_in(t.path(), Path::new("/dev/infiniband"), None).unwrap();
+        assert_eq!(devs[0].driver, Driver::Other(0));
+        assert_eq!(devs[0].driver.name(), "unknown");
+    }
+
+    #[test]
+    fn guid_parsing() {
+        assert_eq!(
+            parse_guid("0002:c903:0031:7f20"),
+            Some(0x0002_c903_0031_7f20)
+        );
+        assert_eq!(parse_guid("0002:c903:0031"), None);
+        assert_eq!(parse_guid("0002:c903:0031:7g20"), None);
+        assert_eq!(parse_guid("00002:c903:0031:7f20"), None);
+    }
+}

@@ -1,0 +1,262 @@
+//! Errors of the command channel and the backends.
+//!
+//! Every failure names what was being done (the [`Verb`], or the sysfs/netlink step) and, where the
+//! kernel said no, carries its errno. The public crate turns these into `std::io::Error`s that keep this
+//! value as their payload.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use nix::errno::Errno;
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A kernel operation, named as the uverbs command it is (the name in errors and logs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Verb {
+    /// Opening `/dev/infiniband/uverbsN`.
+    OpenDevice,
+    /// `GET_CONTEXT`: allocating the user context.
+    GetContext,
+    /// `ASYNC_EVENT_ALLOC`: creating the async event file.
+    AsyncEventAlloc,
+    /// `QUERY_DEVICE` / `EX_QUERY_DEVICE`.
+    QueryDevice,
+    /// `QUERY_PORT`.
+    QueryPort,
+    /// `QUERY_GID_TABLE`.
+    QueryGidTable,
+    /// `QUERY_GID_ENTRY`.
+    QueryGidEntry,
+    /// `QUERY_CONTEXT`.
+    QueryContext,
+    /// `ALLOC_PD`.
+    AllocPd,
+    /// `DEALLOC_PD` / `PD_DESTROY`.
+    DeallocPd,
+    /// `INVOKE_WRITE` used as a probe for the ioctl path of write commands.
+    ProbeInvokeWrite,
+    /// A raw command issued through [`crate::chan::Channel`] by its number.
+    Raw(RawVerb),
+    /// Reading an event file.
+    ReadEvent,
+}
+
+/// The ids of a raw command, for errors of commands without a dedicated [`Verb`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RawVerb {
+    /// An ioctl method: (object id, method id).
+    Ioctl(u16, u16),
+    /// A write command number (with `IB_USER_VERBS_CMD_FLAG_EXTENDED` for the extended ones).
+    Write(u32),
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            Verb::OpenDevice => "open device",
+            Verb::GetContext => "GET_CONTEXT",
+            Verb::AsyncEventAlloc => "ASYNC_EVENT_ALLOC",
+            Verb::QueryDevice => "QUERY_DEVICE",
+            Verb::QueryPort => "QUERY_PORT",
+            Verb::QueryGidTable => "QUERY_GID_TABLE",
+            Verb::QueryGidEntry => "QUERY_GID_ENTRY",
+            Verb::QueryContext => "QUERY_CONTEXT",
+            Verb::AllocPd => "ALLOC_PD",
+            Verb::DeallocPd => "DEALLOC_PD",
+            Verb::ProbeInvokeWrite => "INVOKE_WRITE probe",
+            Verb::Raw(RawVerb::Ioctl(o, m)) => {
+                return write!(f, "ioctl object {o:#x} method {m:#x}")
+            }
+            Verb::Raw(RawVerb::Write(c)) => return write!(f, "write command {c:#x}"),
+            Verb::ReadEvent => "read event",
+        };
+        f.write_str(name)
+    }
+}
+
+/// Everything that can go wrong below the public API.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The kernel refused a verb with this errno.
+    Kernel {
+        /// What was being done.
+        verb: Verb,
+        /// The kernel's answer.
+        errno: Errno,
+    },
+    /// The kernel cannot do this verb at all (no ioctl method and no write command), or the backend
+    /// does not implement it.
+    Unsupported {
+        /// What was asked for.
+        verb: Verb,
+    },
+    /// The kernel answered with something this crate cannot make sense of.
+    Protocol {
+        /// What was being done.
+        verb: Verb,
+        /// What was wrong with the answer.
+        what: String,
+    },
+    /// The kernel has no uverbs support at all (`ib_uverbs` not loaded, or no RDMA in the kernel).
+    NoRdmaSubsystem,
+    /// There is no RDMA device of that name.
+    NoSuchDevice {
+        /// The name asked for.
+        name: String,
+    },
+    /// The device exists, but its driver has no backend here.
+    UnsupportedDriver {
+        /// The device's name.
+        device: String,
+        /// Its driver, as far as it could be identified.
+        driver: String,
+    },
+    /// Reading device information from sysfs failed.
+    Sysfs {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Talking to the kernel's RDMA netlink interface failed.
+    Netlink {
+        /// What was being done.
+        what: &'static str,
+        /// The errno, if the kernel gave one.
+        errno: Option<Errno>,
+    },
+    /// A caller's argument is out of range for the verb.
+    InvalidArgument {
+        /// The verb.
+        verb: Verb,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+impl Error {
+    /// A kernel error; `EOPNOTSUPP` becomes [`Error::Unsupported`].
+    pub fn kernel(verb: Verb, errno: Errno) -> Self {
+        match errno {
+            Errno::EOPNOTSUPP => Error::Unsupported { verb },
+            errno => Error::Kernel { verb, errno },
+        }
+    }
+
+    /// The errno this error stands for: the kernel's where it gave one, otherwise the closest match.
+    pub fn errno(&self) -> Errno {
+        match self {
+            Error::Kernel { errno, .. } => *errno,
+            Error::Unsupported { .. } => Errno::EOPNOTSUPP,
+            Error::Protocol { .. } => Errno::EPROTO,
+            Error::NoRdmaSubsystem => Errno::ENOSYS,
+            Error::NoSuchDevice { .. } => Errno::ENODEV,
+            Error::UnsupportedDriver { .. } => Errno::ENOSYS,
+            Error::Sysfs { source, .. } => {
+                Errno::from_raw(source.raw_os_error().unwrap_or(libc::EIO))
+            }
+            Error::Netlink { errno, .. } => errno.unwrap_or(Errno::EIO),
+            Error::InvalidArgument { .. } => Errno::EINVAL,
+        }
+    }
+
+    /// The verb this error belongs to, if it belongs to one.
+    pub fn verb(&self) -> Option<Verb> {
+        match self {
+            Error::Kernel { verb, .. }
+            | Error::Unsupported { verb }
+            | Error::Protocol { verb, .. }
+            | Error::InvalidArgument { verb, .. } => Some(*verb),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Kernel { verb, errno } => {
+                write!(f, "{verb} failed: {errno:?} ({})", errno.desc())
+            }
+            Error::Unsupported { verb } => write!(f, "{verb} is not supported by this device or kernel"),
+            Error::Protocol { verb, what } => write!(f, "{verb}: unexpected answer from the kernel: {what}"),
+            Error::NoRdmaSubsystem => f.write_str(
+                "Function not implemented: the kernel has no uverbs support (is the ib_uverbs module loaded?)",
+            ),
+            Error::NoSuchDevice { name } => write!(f, "no RDMA device named {name:?}"),
+            Error::UnsupportedDriver { device, driver } => write!(
+                f,
+                "device {device:?} uses driver {driver:?}, which uverbs has no backend for (supported: rxe, mlx5)"
+            ),
+            Error::Sysfs { path, source } => write!(f, "reading {}: {source}", path.display()),
+            Error::Netlink { what, errno: Some(e) } => {
+                write!(f, "RDMA netlink {what} failed: {e:?} ({})", e.desc())
+            }
+            Error::Netlink { what, errno: None } => write!(f, "RDMA netlink {what} failed"),
+            Error::InvalidArgument { verb, what } => write!(f, "{verb}: invalid argument: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Sysfs { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> io::Error {
+        let kind = io::Error::from_raw_os_error(e.errno() as i32).kind();
+        io::Error::new(kind, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_error_names_verb_and_errno() {
+        let e = Error::kernel(Verb::QueryPort, Errno::EINVAL);
+        assert_eq!(
+            e.to_string(),
+            "QUERY_PORT failed: EINVAL (Invalid argument)"
+        );
+        assert_eq!(e.errno(), Errno::EINVAL);
+        assert_eq!(e.verb(), Some(Verb::QueryPort));
+    }
+
+    #[test]
+    fn eopnotsupp_is_unsupported() {
+        let e = Error::kernel(Verb::QueryGidTable, Errno::EOPNOTSUPP);
+        assert!(matches!(
+            e,
+            Error::Unsupported {
+                verb: Verb::QueryGidTable
+            }
+        ));
+        assert_eq!(e.errno(), Errno::EOPNOTSUPP);
+    }
+
+    #[test]
+    fn io_error_keeps_payload_and_kind() {
+        let io: io::Error = Error::NoSuchDevice {
+            name: "mlx5_9".into(),
+        }
+        .into();
+        assert_eq!(io.kind(), io::Error::from_raw_os_error(libc::ENODEV).kind());
+        let inner = io
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<Error>())
+            .unwrap();
+        assert!(matches!(inner, Error::NoSuchDevice { name } if name == "mlx5_9"));
+    }
+}

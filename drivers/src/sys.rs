@@ -1,0 +1,161 @@
+//! Every system call this project makes on an RDMA device lives here.
+//!
+//! The uverbs character device is driven by four calls: `ioctl(RDMA_VERBS_IOCTL)`, `write()` of a legacy
+//! command, `mmap()` of queue and doorbell memory, and `read()` of event files. The first two carry user
+//! pointers that the kernel writes through, so they are `unsafe fn`s here with the contract spelled out;
+//! the callers in [`crate::chan`] build their buffers so that the contract holds by construction.
+//! Discovery uses sysfs reads (plain `std::fs`) and an RDMA netlink socket (safe `nix` calls, kept here
+//! too so that this file is the whole of the kernel surface).
+
+use std::ffi::CStr;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::socket::{
+    self, sockopt, AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType,
+};
+use nix::sys::stat::{self, Mode};
+use nix::sys::time::TimeVal;
+use uverbs_uapi::{ib_uverbs_ioctl_hdr, RDMA_IOCTL_MAGIC, RDMA_VERBS_IOCTL_NR};
+
+mod raw {
+    #![allow(missing_docs)]
+    use super::*;
+    nix::ioctl_readwrite!(
+        rdma_verbs_ioctl,
+        RDMA_IOCTL_MAGIC,
+        RDMA_VERBS_IOCTL_NR,
+        ib_uverbs_ioctl_hdr
+    );
+}
+
+/// The request number of `RDMA_VERBS_IOCTL` (`_IOWR(0x1b, 1, struct ib_uverbs_ioctl_hdr)`).
+pub const RDMA_VERBS_IOCTL: u64 = nix::request_code_readwrite!(
+    RDMA_IOCTL_MAGIC,
+    RDMA_VERBS_IOCTL_NR,
+    std::mem::size_of::<ib_uverbs_ioctl_hdr>()
+) as u64;
+
+/// Opens a uverbs character device for reading and writing, close-on-exec.
+pub fn open_device(path: &Path) -> nix::Result<OwnedFd> {
+    nix::fcntl::open(path, OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())
+}
+
+/// The device number (`st_rdev`) of an open character device, as (major, minor).
+pub fn char_device_number(fd: BorrowedFd<'_>) -> nix::Result<(u32, u32)> {
+    let st = stat::fstat(fd)?;
+    Ok((
+        stat::major(st.st_rdev) as u32,
+        stat::minor(st.st_rdev) as u32,
+    ))
+}
+
+/// Issues `RDMA_VERBS_IOCTL` with the command that starts at `hdr`.
+///
+/// # Safety
+/// `hdr` must point to a writable buffer of `hdr.length` bytes: the 24-byte header followed by
+/// `hdr.num_attrs` attributes. Every pointer attribute must point to memory valid for reads (inputs) or
+/// writes (outputs) of its `len` bytes for the duration of the call. The kernel writes new object handles,
+/// new fds and `VALID_OUTPUT` flags back into the attribute array.
+pub unsafe fn verbs_ioctl(fd: BorrowedFd<'_>, hdr: *mut ib_uverbs_ioctl_hdr) -> nix::Result<()> {
+    // SAFETY: the caller guarantees that the header, its attributes and every buffer they point to are
+    // valid as the kernel will use them; the request number encodes the header's size.
+    unsafe { raw::rdma_verbs_ioctl(fd.as_raw_fd(), hdr) }.map(drop)
+}
+
+/// Writes a legacy uverbs command (`struct ib_uverbs_cmd_hdr` and what follows) to the device.
+///
+/// # Safety
+/// The command's response pointer (the first `u64` of the core request, or `response` of the extended
+/// header) must be null or point to memory valid for writes of the response size that the header
+/// announces (`out_words`), for the duration of the call; the same holds for any other user pointer the
+/// command carries (e.g. the zero-WR `POST_SEND` doorbell carries none).
+pub unsafe fn write_command(fd: BorrowedFd<'_>, cmd: &[u8]) -> nix::Result<usize> {
+    // The write itself only reads `cmd`; the kernel's writes through embedded pointers are covered by
+    // the caller's contract above.
+    nix::unistd::write(fd, cmd)
+}
+
+/// Reads one event (or several, if the buffer is larger) from an event file.
+pub fn read_event(fd: BorrowedFd<'_>, buf: &mut [u8]) -> nix::Result<usize> {
+    nix::unistd::read(fd, buf)
+}
+
+/// Takes ownership of a file descriptor that the kernel created for us and returned in an ioctl
+/// attribute.
+///
+/// # Safety
+/// `fd` must be a file descriptor that is open and owned by nobody else in this process (the kernel
+/// just installed it in our table for this command).
+pub unsafe fn adopt_fd(fd: RawFd) -> OwnedFd {
+    // SAFETY: per the caller's contract, `fd` is open and has no other owner.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// An `AF_NETLINK`/`NETLINK_RDMA` socket with a receive timeout, so that a silent kernel cannot hang
+/// discovery.
+pub fn rdma_netlink_socket(timeout: Duration) -> nix::Result<OwnedFd> {
+    let fd = socket::socket(
+        AddressFamily::Netlink,
+        SockType::Raw,
+        SockFlag::SOCK_CLOEXEC,
+        SockProtocol::NetlinkRDMA,
+    )?;
+    socket::bind(fd.as_raw_fd(), &NetlinkAddr::new(0, 0))?;
+    socket::setsockopt(
+        &fd,
+        sockopt::ReceiveTimeout,
+        &TimeVal::from(libc::timeval {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+        }),
+    )?;
+    Ok(fd)
+}
+
+/// Sends one netlink message to the kernel.
+pub fn netlink_send(fd: BorrowedFd<'_>, msg: &[u8]) -> nix::Result<()> {
+    let n = socket::sendto(
+        fd.as_raw_fd(),
+        msg,
+        &NetlinkAddr::new(0, 0),
+        MsgFlags::empty(),
+    )?;
+    if n == msg.len() {
+        Ok(())
+    } else {
+        Err(Errno::EMSGSIZE)
+    }
+}
+
+/// Receives one datagram of netlink messages.
+pub fn netlink_recv(fd: BorrowedFd<'_>, buf: &mut [u8]) -> nix::Result<usize> {
+    socket::recv(fd.as_raw_fd(), buf, MsgFlags::empty())
+}
+
+/// The interface index of a network device, or `None` if there is none of that name.
+pub fn if_nametoindex(name: &CStr) -> Option<u32> {
+    nix::net::if_::if_nametoindex(name).ok()
+}
+
+/// The system page size.
+pub fn page_size() -> usize {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .map_or(4096, |v| v as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ioctl_number_matches_the_header() {
+        // _IOWR(0x1b, 1, 24 bytes) on x86_64 and aarch64.
+        assert_eq!(RDMA_VERBS_IOCTL, 0xc018_1b01);
+    }
+}

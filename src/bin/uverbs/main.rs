@@ -1,0 +1,45 @@
+//! `uverbs`: command-line tools over the uverbs crate, modelled on rdma-core's.
+//!
+//! * `uverbs devices`: as `ibv_devices`.
+//! * `uverbs devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]`: as `ibv_devinfo`.
+
+mod args;
+mod devinfo;
+mod json;
+
+const HELP: &str = "\
+uverbs: RDMA verbs tools in pure Rust (no libibverbs)
+
+Usage: uverbs <command> [options]
+
+Commands:
+  devices [--json]                          list RDMA devices (as ibv_devices)
+  devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]
+                                            show device and port attributes (as ibv_devinfo)
+  help                                      this text
+";
+
+fn main() {
+    let argv: Vec<String> = std::env::args().collect();
+    let code = match argv.get(1).map(String::as_str) {
+        Some("devices") => devinfo::devices_main(&argv[2..]),
+        Some("devinfo") => devinfo::devinfo_main("uverbs devinfo", &argv[2..]),
+        Some("help" | "-h" | "--help") => {
+            print!("{HELP}");
+            0
+        }
+        Some("--version" | "-V") => {
+            println!("uverbs {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Some(other) => {
+            eprintln!("uverbs: unknown command '{other}'\n\n{HELP}");
+            2
+        }
+        None => {
+            eprint!("{HELP}");
+            2
+        }
+    };
+    std::process::exit(code);
+}

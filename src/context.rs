@@ -1,0 +1,167 @@
+//! An open device: [`Context`].
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::sync::Arc;
+
+use uverbs_drivers::context as drv;
+use uverbs_drivers::discover::{DeviceInfo, Driver};
+
+use crate::attr::{DeviceAttr, GidEntry, NodeType, PortAttr};
+
+/// An open RDMA device with its user context.
+///
+/// Unlike `ibverbs` 0.9.2, opening does not fail when port 1 is not active: tools such as
+/// `uverbs devinfo` must be able to show a port that is down. Use [`Context::query_port`] to check.
+/// `Context` is `Send + Sync`; the objects created from it keep it alive.
+#[derive(Debug, Clone)]
+pub struct Context {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    drv: drv::Context,
+    gid_table: Vec<GidEntry>,
+}
+
+impl Context {
+    pub(crate) fn open(info: &DeviceInfo) -> io::Result<Context> {
+        let drv = drv::Context::open(info)?;
+        let gid_table = read_gid_table(&drv)?;
+        Ok(Context {
+            inner: Arc::new(Inner { drv, gid_table }),
+        })
+    }
+
+    /// Opens the device named `name` (a convenience over [`crate::devices`]).
+    pub fn open_by_name(name: &str) -> io::Result<Context> {
+        Context::open(&drv::find_device(name)?)
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.inner.drv.info().name
+    }
+
+    /// The device's driver (and so the backend in use).
+    pub fn driver(&self) -> Driver {
+        self.inner.drv.info().driver
+    }
+
+    /// The kind of node the device is, from sysfs (`node_type`); `Unknown(0)` where it cannot be read.
+    pub fn node_type(&self) -> NodeType {
+        let text = self
+            .inner
+            .drv
+            .info()
+            .sysfs_attr("node_type")
+            .unwrap_or_default();
+        // "1: CA": the number before the colon, as strtoul reads it.
+        let digits: String = text
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        NodeType::from(digits.parse::<u32>().unwrap_or(0))
+    }
+
+    /// The board id from sysfs (`board_id`), where the driver has one (mlx5 does, rxe does not).
+    pub fn board_id(&self) -> Option<String> {
+        self.inner
+            .drv
+            .info()
+            .sysfs_attr("board_id")
+            .ok()
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The device's attributes (`ibv_query_device_ex`).
+    pub fn query_device(&self) -> io::Result<DeviceAttr> {
+        let attrs = self.inner.drv.query_device()?;
+        let fw_ver = self
+            .inner
+            .drv
+            .backend()
+            .format_fw_ver(attrs.resp.base.fw_ver);
+        Ok(DeviceAttr::new(attrs, fw_ver))
+    }
+
+    /// A port's attributes; ports are numbered from 1 (`ibv_query_port`).
+    pub fn query_port(&self, port: u8) -> io::Result<PortAttr> {
+        Ok(PortAttr::new(self.inner.drv.query_port(port)?))
+    }
+
+    /// The GID table of every port, as read when the context was opened, without empty slots.
+    pub fn gid_table(&self) -> &[GidEntry] {
+        &self.inner.gid_table
+    }
+
+    /// Reads the GID table again (it changes when IP addresses come and go on RoCE).
+    pub fn query_gid_table(&self) -> io::Result<Vec<GidEntry>> {
+        read_gid_table(&self.inner.drv)
+    }
+
+    /// One GID table entry, `None` for an empty slot (`ibv_query_gid_ex`).
+    pub fn query_gid_entry(&self, port: u8, index: u32) -> io::Result<Option<GidEntry>> {
+        Ok(self
+            .inner
+            .drv
+            .query_gid_entry(port, index)?
+            .as_ref()
+            .map(GidEntry::from))
+    }
+
+    /// The number of completion vectors (`num_comp_vectors`).
+    pub fn num_comp_vectors(&self) -> u32 {
+        self.inner.drv.num_comp_vectors()
+    }
+
+    /// The device's async event file, for `poll`/`epoll`.
+    pub fn async_fd(&self) -> BorrowedFd<'_> {
+        self.inner.drv.async_fd()
+    }
+
+    /// The driver-level context, for tools and tests that issue raw commands.
+    pub fn driver_context(&self) -> &drv::Context {
+        &self.inner.drv
+    }
+}
+
+/// The command channel's file descriptor (`ibv_context::cmd_fd`).
+impl AsFd for Context {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.inner.drv.channel().fd()
+    }
+}
+
+impl AsRawFd for Context {
+    fn as_raw_fd(&self) -> RawFd {
+        self.as_fd().as_raw_fd()
+    }
+}
+
+fn read_gid_table(drv: &drv::Context) -> io::Result<Vec<GidEntry>> {
+    let ports = drv.query_device()?.resp.base.phys_port_cnt;
+    let mut total = 0usize;
+    for port in 1..=ports {
+        total += usize::try_from(drv.query_port(port)?.legacy_resp.gid_tbl_len).unwrap_or(0);
+    }
+    Ok(drv
+        .query_gid_table(total)?
+        .iter()
+        .map(GidEntry::from)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn context_is_send_and_sync() {
+        assert_send_sync::<Context>();
+    }
+}
