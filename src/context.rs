@@ -4,6 +4,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::sync::Arc;
 
+use uverbs_drivers::chan::CommandPath;
 use uverbs_drivers::context as drv;
 use uverbs_drivers::discover::{DeviceInfo, Driver};
 
@@ -27,7 +28,11 @@ struct Inner {
 
 impl Context {
     pub(crate) fn open(info: &DeviceInfo) -> io::Result<Context> {
-        let drv = drv::Context::open(info)?;
+        Context::open_with(info, CommandPath::from_env())
+    }
+
+    pub(crate) fn open_with(info: &DeviceInfo, path: CommandPath) -> io::Result<Context> {
+        let drv = drv::Context::open_with(info, path)?;
         let gid_table = read_gid_table(&drv)?;
         Ok(Context {
             inner: Arc::new(Inner { drv, gid_table }),
@@ -37,6 +42,11 @@ impl Context {
     /// Opens the device named `name` (a convenience over [`crate::devices`]).
     pub fn open_by_name(name: &str) -> io::Result<Context> {
         Context::open(&drv::find_device(name)?)
+    }
+
+    /// Whether commands travel as legacy `write()`s only (an old kernel, or `UVERBS_COMMAND_PATH=write`).
+    pub fn is_legacy_path(&self) -> bool {
+        self.inner.drv.channel().is_legacy()
     }
 
     /// The device's name.

@@ -9,6 +9,7 @@ use uverbs_drivers::discover::{self, DeviceInfo};
 
 use crate::Context;
 
+pub use uverbs_drivers::chan::CommandPath;
 pub use uverbs_drivers::discover::Driver;
 
 /// Lists the RDMA devices of this machine that have a uverbs character device.
@@ -117,6 +118,11 @@ impl<'devlist> Device<'devlist> {
     /// Fails with [`crate::Error::UnsupportedDriver`] for a device that is neither rxe nor mlx5.
     pub fn open(&self) -> io::Result<Context> {
         Context::open(self.info)
+    }
+
+    /// Opens the device on a given command path (see [`CommandPath`]).
+    pub fn open_with(&self, path: CommandPath) -> io::Result<Context> {
+        Context::open_with(self.info, path)
     }
 
     /// The device's name (`rxe0`, `mlx5_0`). Always `Some`; the `Option` is the `ibverbs` signature.

@@ -34,7 +34,7 @@ pub use attr::{
     OdpCaps, PhysState, PortAttr, PortCapFlags, PortState, Speed, Width,
 };
 pub use context::Context;
-pub use device::{devices, Device, DeviceList, DeviceListIter, Driver, Guid};
+pub use device::{devices, CommandPath, Device, DeviceList, DeviceListIter, Driver, Guid};
 pub use uverbs_drivers::error::{Error, Verb};
 
 /// Extension to get the typed [`Error`] out of an `io::Error` returned by this crate.

@@ -241,6 +241,29 @@ const INVOKE_WRITE_UNKNOWN: u8 = 0;
 const INVOKE_WRITE_YES: u8 = 1;
 const INVOKE_WRITE_NO: u8 = 2;
 
+/// How commands reach the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CommandPath {
+    /// The ioctl interface, falling back to `write()` where the kernel lacks a method (the default).
+    #[default]
+    Auto,
+    /// Only the legacy `write()` commands, as on kernels before the ioctl interface; verbs without a
+    /// write command use sysfs where rdma-core does. For testing the fallback on a modern kernel, and
+    /// selected by `UVERBS_COMMAND_PATH=write`.
+    LegacyWrite,
+}
+
+impl CommandPath {
+    /// The path chosen by the environment: `UVERBS_COMMAND_PATH=write` selects
+    /// [`CommandPath::LegacyWrite`], anything else (or nothing) [`CommandPath::Auto`].
+    pub fn from_env() -> CommandPath {
+        match std::env::var("UVERBS_COMMAND_PATH").as_deref() {
+            Ok("write") => CommandPath::LegacyWrite,
+            _ => CommandPath::Auto,
+        }
+    }
+}
+
 /// An open uverbs device file and the rules for talking to it.
 #[derive(Debug)]
 pub struct Channel {
@@ -284,6 +307,25 @@ impl Channel {
             no_ioctl: std::sync::atomic::AtomicBool::new(false),
             invoke_write: AtomicU8::new(INVOKE_WRITE_UNKNOWN),
         }
+    }
+
+    /// Restricts the channel to `path`: with [`CommandPath::LegacyWrite`] it behaves as on a kernel
+    /// without the ioctl interface.
+    pub fn set_path(&self, path: CommandPath) {
+        let legacy = path == CommandPath::LegacyWrite;
+        self.no_ioctl.store(legacy, Ordering::Relaxed);
+        let iw = if legacy {
+            INVOKE_WRITE_NO
+        } else {
+            INVOKE_WRITE_UNKNOWN
+        };
+        self.invoke_write.store(iw, Ordering::Relaxed);
+    }
+
+    /// Whether the channel uses only legacy `write()` commands (the kernel has no ioctl interface, or
+    /// [`CommandPath::LegacyWrite`] was chosen).
+    pub fn is_legacy(&self) -> bool {
+        self.no_ioctl.load(Ordering::Relaxed)
     }
 
     /// The device file.

@@ -6,7 +6,7 @@ use nix::errno::Errno;
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
-use crate::chan::{Channel, IoctlCmd, Outcome};
+use crate::chan::{Channel, CommandPath, IoctlCmd, Outcome};
 use crate::discover::{self, DeviceInfo, Driver};
 use crate::error::{Error, Result, Verb};
 use crate::provider::{for_driver, Backend, ProviderContext};
@@ -33,8 +33,14 @@ pub struct Context {
 }
 
 impl Context {
-    /// Opens the device and allocates a user context on it, with the driver data of its backend.
+    /// Opens the device and allocates a user context on it, with the driver data of its backend, on the
+    /// command path the environment selects ([`CommandPath::from_env`]).
     pub fn open(info: &DeviceInfo) -> Result<Context> {
+        Context::open_with(info, CommandPath::from_env())
+    }
+
+    /// [`Context::open`] on a given command path.
+    pub fn open_with(info: &DeviceInfo, path: CommandPath) -> Result<Context> {
         let unsupported = || Error::UnsupportedDriver {
             device: info.name.clone(),
             driver: info.driver.name(),
@@ -54,6 +60,7 @@ impl Context {
             }
         }, else return Err(unsupported()));
         let chan = Channel::open(&info.devnode, info.dev, info.driver.id())?;
+        chan.set_path(path);
         let (req, resp_len) =
             for_driver!(info.driver, P => P::context_request(), else unreachable!());
         let mut drv_out = vec![0u8; resp_len];
