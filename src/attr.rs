@@ -11,6 +11,8 @@ use uverbs_drivers::context::{port_active_speed_ex, DeviceAttrs};
 use uverbs_drivers::uapi;
 
 use crate::device::Guid;
+use crate::ibv::ibv_gid_type;
+pub use uverbs_drivers::gid::Gid;
 
 /// Defines a `#[repr]`-less enum over a raw integer with an `Unknown` variant for other values.
 macro_rules! enum_with_unknown {
@@ -763,88 +765,6 @@ impl fmt::Debug for PortAttr {
     }
 }
 
-/// A 128-bit global identifier (`union ibv_gid`), in network byte order.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[repr(transparent)]
-pub struct Gid {
-    raw: [u8; 16],
-}
-
-impl Gid {
-    /// A GID from its bytes.
-    pub const fn from_bytes(raw: [u8; 16]) -> Gid {
-        Gid { raw }
-    }
-
-    /// The bytes.
-    pub const fn bytes(&self) -> [u8; 16] {
-        self.raw
-    }
-
-    /// The subnet prefix: the first 8 bytes, as a host number.
-    pub fn subnet_prefix(&self) -> u64 {
-        u64::from_be_bytes(self.raw[..8].try_into().expect("8 bytes"))
-    }
-
-    /// The interface id: the last 8 bytes, as a host number.
-    pub fn interface_id(&self) -> u64 {
-        u64::from_be_bytes(self.raw[8..].try_into().expect("8 bytes"))
-    }
-
-    /// Whether this is the all-zero GID of an empty table slot.
-    pub fn is_zero(&self) -> bool {
-        self.raw == [0; 16]
-    }
-
-    /// The IPv6 address this GID is (RoCE GIDs are IP addresses).
-    pub fn to_ipv6(&self) -> std::net::Ipv6Addr {
-        std::net::Ipv6Addr::from(self.raw)
-    }
-}
-
-impl AsRef<[u8; 16]> for Gid {
-    fn as_ref(&self) -> &[u8; 16] {
-        &self.raw
-    }
-}
-
-impl AsMut<[u8; 16]> for Gid {
-    fn as_mut(&mut self) -> &mut [u8; 16] {
-        &mut self.raw
-    }
-}
-
-impl From<[u8; 16]> for Gid {
-    fn from(raw: [u8; 16]) -> Gid {
-        Gid { raw }
-    }
-}
-
-impl From<std::net::Ipv6Addr> for Gid {
-    fn from(a: std::net::Ipv6Addr) -> Gid {
-        Gid { raw: a.octets() }
-    }
-}
-
-/// Formats as `ibv_devinfo` does: eight groups of four hex digits.
-impl fmt::Display for Gid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, pair) in self.raw.chunks(2).enumerate() {
-            if i > 0 {
-                f.write_str(":")?;
-            }
-            write!(f, "{:02x}{:02x}", pair[0], pair[1])?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for Gid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Gid({self})")
-    }
-}
-
 /// An entry of a device's GID table (`struct ibv_gid_entry`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GidEntry {
@@ -854,10 +774,17 @@ pub struct GidEntry {
     pub gid_index: u32,
     /// The port, from 1.
     pub port_num: u32,
-    /// Its type.
-    pub gid_type: GidType,
+    /// Its type (`IBV_GID_TYPE_*`, as in `ibverbs`); [`GidEntry::kind`] decodes it.
+    pub gid_type: ibv_gid_type,
     /// The interface index of its network device (0 for none).
     pub ndev_ifindex: u32,
+}
+
+impl GidEntry {
+    /// The entry's type, decoded.
+    pub fn kind(&self) -> GidType {
+        GidType::from(self.gid_type)
+    }
 }
 
 impl From<&uapi::ib_uverbs_gid_entry> for GidEntry {
@@ -869,7 +796,7 @@ impl From<&uapi::ib_uverbs_gid_entry> for GidEntry {
             gid: Gid::from_bytes(raw),
             gid_index: e.gid_index,
             port_num: e.port_num,
-            gid_type: GidType::from(e.gid_type),
+            gid_type: e.gid_type,
             ndev_ifindex: e.netdev_ifindex,
         }
     }
@@ -922,7 +849,7 @@ mod tests {
         e.gid_type = uapi::IB_UVERBS_GID_TYPE_ROCE_V2;
         let g = GidEntry::from(&e);
         assert_eq!(g.gid.to_string(), "0000:0000:0000:0000:0000:ffff:7f00:0001");
-        assert_eq!(g.gid_type, GidType::RoceV2);
+        assert_eq!(g.kind(), GidType::RoceV2);
     }
 
     #[test]

@@ -9,6 +9,8 @@ use uverbs_drivers::context as drv;
 use uverbs_drivers::discover::{DeviceInfo, Driver};
 
 use crate::attr::{DeviceAttr, GidEntry, NodeType, PortAttr};
+use crate::cq::CompletionQueue;
+use crate::pd::ProtectionDomain;
 
 /// An open RDMA device with its user context.
 ///
@@ -21,9 +23,12 @@ pub struct Context {
 }
 
 #[derive(Debug)]
-struct Inner {
-    drv: drv::Context,
+pub(crate) struct Inner {
+    pub(crate) drv: Arc<drv::Context>,
     gid_table: Vec<GidEntry>,
+    /// Port 1 as it was when the context was opened: `ibverbs` takes the LID and the default path
+    /// MTU from here.
+    pub(crate) port1: Option<PortAttr>,
 }
 
 impl Context {
@@ -34,8 +39,13 @@ impl Context {
     pub(crate) fn open_with(info: &DeviceInfo, path: CommandPath) -> io::Result<Context> {
         let drv = drv::Context::open_with(info, path)?;
         let gid_table = read_gid_table(&drv)?;
+        let port1 = drv.query_port(1).ok().map(PortAttr::new);
         Ok(Context {
-            inner: Arc::new(Inner { drv, gid_table }),
+            inner: Arc::new(Inner {
+                drv: Arc::new(drv),
+                gid_table,
+                port1,
+            }),
         })
     }
 
@@ -57,6 +67,17 @@ impl Context {
     /// The device's driver (and so the backend in use).
     pub fn driver(&self) -> Driver {
         self.inner.drv.info().driver
+    }
+
+    /// Creates a completion queue with room for at least `min_cq_entries` completions. `id` is an
+    /// opaque value the kernel reports in the queue's events.
+    pub fn create_cq(&self, min_cq_entries: i32, id: isize) -> io::Result<CompletionQueue<'_>> {
+        CompletionQueue::new(self, min_cq_entries, id)
+    }
+
+    /// Allocates a protection domain.
+    pub fn alloc_pd(&self) -> io::Result<ProtectionDomain<'_>> {
+        ProtectionDomain::new(self)
     }
 
     /// The kind of node the device is, from sysfs (`node_type`); `Unknown(0)` where it cannot be read.
@@ -130,6 +151,10 @@ impl Context {
     /// The device's async event file, for `poll`/`epoll`.
     pub fn async_fd(&self) -> BorrowedFd<'_> {
         self.inner.drv.async_fd()
+    }
+
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
     }
 
     /// The driver-level context, for tools and tests that issue raw commands.

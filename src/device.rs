@@ -185,100 +185,11 @@ impl fmt::Debug for Device<'_> {
     }
 }
 
-/// A 64-bit globally unique identifier (node GUID, system image GUID, port GUID).
-///
-/// Stored in network byte order, as the kernel and `ibverbs` keep it; converts to and from the host
-/// number whose big-endian bytes are the GUID.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[repr(transparent)]
-pub struct Guid {
-    raw: [u8; 8],
-}
-
-impl Guid {
-    /// A GUID from its bytes in network order.
-    pub const fn from_bytes(raw: [u8; 8]) -> Guid {
-        Guid { raw }
-    }
-
-    /// A GUID from a big-endian value as the kernel's structs hold it (`__be64` read natively).
-    pub const fn from_be(be: u64) -> Guid {
-        Guid {
-            raw: be.to_ne_bytes(),
-        }
-    }
-
-    /// The bytes in network order.
-    pub const fn bytes(&self) -> [u8; 8] {
-        self.raw
-    }
-
-    /// The 24-bit Organizationally Unique Identifier: the first three bytes.
-    pub fn oui(&self) -> u32 {
-        u32::from_be_bytes([0, self.raw[0], self.raw[1], self.raw[2]])
-    }
-
-    /// Whether the GUID is zero, which no device has.
-    pub fn is_reserved(&self) -> bool {
-        self.raw == [0; 8]
-    }
-}
-
-impl From<u64> for Guid {
-    fn from(v: u64) -> Guid {
-        Guid {
-            raw: v.to_be_bytes(),
-        }
-    }
-}
-
-impl From<Guid> for u64 {
-    fn from(g: Guid) -> u64 {
-        u64::from_be_bytes(g.raw)
-    }
-}
-
-/// Formats as `ibv_devinfo` does: `xxxx:xxxx:xxxx:xxxx`.
-impl fmt::Display for Guid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let r = &self.raw;
-        write!(
-            f,
-            "{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}",
-            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]
-        )
-    }
-}
-
-impl fmt::Debug for Guid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Guid({self})")
-    }
-}
-
-/// Formats as `ibv_devices` does: 16 hex digits.
-impl fmt::LowerHex for Guid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::LowerHex::fmt(&u64::from(*self), f)
-    }
-}
+pub use uverbs_drivers::gid::Guid;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn guid_conversions() {
-        let g = Guid::from(0x0002_c903_0031_7f20u64);
-        assert_eq!(g.bytes(), [0x00, 0x02, 0xc9, 0x03, 0x00, 0x31, 0x7f, 0x20]);
-        assert_eq!(g.oui(), 0x0002c9);
-        assert_eq!(u64::from(g), 0x0002_c903_0031_7f20);
-        assert_eq!(g.to_string(), "0002:c903:0031:7f20");
-        assert_eq!(format!("{g:016x}"), "0002c90300317f20");
-        assert_eq!(Guid::from_be(0x0002_c903_0031_7f20u64.to_be()), g);
-        assert!(!g.is_reserved());
-        assert!(Guid::default().is_reserved());
-    }
 
     #[test]
     fn empty_list() {

@@ -19,6 +19,13 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
+//! ## Safety
+//!
+//! As in `ibverbs`, posting work requests is `unsafe`: the device reads and writes the buffers
+//! asynchronously, after the call returns, so the caller must keep them alive and untouched until the
+//! completion arrives. Those two `unsafe fn` contracts are the only `unsafe` in this crate; everything
+//! that touches memory, the kernel or the device lives in `uverbs-drivers`.
+//!
 //! ## Errors
 //!
 //! Fallible calls return `std::io::Result`, as in `ibverbs`. The `io::Error` carries a typed
@@ -27,14 +34,33 @@
 
 mod attr;
 mod context;
+mod cq;
 mod device;
+mod ibv;
+mod mr;
+mod pd;
+mod qp;
 
 pub use attr::{
     AtomicCap, DeviceAttr, DeviceCapFlags, Gid, GidEntry, GidType, LinkLayer, Mtu, NodeType,
     OdpCaps, PhysState, PortAttr, PortCapFlags, PortState, Speed, Width,
 };
 pub use context::Context;
+pub use cq::CompletionQueue;
 pub use device::{devices, CommandPath, Device, DeviceList, DeviceListIter, Driver, Guid};
+pub use ibv::{
+    ibv_access_flags, ibv_gid, ibv_gid_global, ibv_gid_type, ibv_mtu, ibv_qp_attr_mask,
+    ibv_qp_state, ibv_qp_type, ibv_send_flags, ibv_wc, ibv_wc_flags, ibv_wc_opcode, ibv_wc_status,
+    ibv_wr_opcode, wc_status_str, IBV_GID_TYPE_IB, IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2,
+    IBV_MTU_1024, IBV_MTU_2048, IBV_MTU_256, IBV_MTU_4096, IBV_MTU_512,
+};
+pub use mr::MrRange;
+pub use mr::{MemoryRegion, RemoteKey};
+pub use pd::ProtectionDomain;
+pub use qp::{
+    AddressVector, PreparedQueuePair, QpAttr, QpCaps, QueuePair, QueuePairBuilder,
+    QueuePairEndpoint,
+};
 pub use uverbs_drivers::error::{Error, Verb};
 
 /// Extension to get the typed [`Error`] out of an `io::Error` returned by this crate.

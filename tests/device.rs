@@ -78,7 +78,7 @@ fn context_queries_agree_with_sysfs() {
         )
         .unwrap();
         assert_eq!(e.gid.to_string(), text.trim(), "GID {}", e.gid_index);
-        assert_eq!(e.gid_type, GidType::RoceV2);
+        assert_eq!(e.kind(), GidType::RoceV2);
         assert_ne!(e.ndev_ifindex, 0);
         let single = ctx
             .query_gid_entry(1, e.gid_index)

@@ -528,6 +528,42 @@ impl Channel {
         Ok(())
     }
 
+    /// The rxe send doorbell: a `POST_SEND` write command with no work requests, which makes the
+    /// kernel look at the queue pair's send ring (rdma-core's `post_send_db`). One `write()` of 32
+    /// bytes built on the stack, never `INVOKE_WRITE`.
+    #[inline]
+    pub fn post_send_doorbell(&self, qp_handle: u32) -> Result<()> {
+        let mut resp = uapi::ib_uverbs_post_send_resp { bad_wr: 0 };
+        let hdr = uapi::ib_uverbs_cmd_hdr {
+            command: uapi::IB_USER_VERBS_CMD_POST_SEND,
+            in_words: 8,
+            out_words: 1,
+        };
+        let req = uapi::ib_uverbs_post_send {
+            response: std::ptr::addr_of_mut!(resp) as u64,
+            qp_handle,
+            wr_count: 0,
+            sge_count: 0,
+            // sizeof(struct ibv_send_wr): the kernel checks it is at least its own send WR's size even
+            // when no WR follows.
+            wqe_size: 128,
+        };
+        let mut cmd = [0u8; 32];
+        cmd[..8].copy_from_slice(hdr.as_bytes());
+        cmd[8..].copy_from_slice(req.as_bytes());
+        // SAFETY: the only user pointer in the command is `response`, which points to `resp`, a live
+        // 4-byte `ib_uverbs_post_send_resp` (out_words = 1).
+        let n = unsafe { sys::write_command(self.fd.as_fd(), &cmd) }
+            .map_err(|e| Error::kernel(Verb::PostSend, e))?;
+        if n != cmd.len() {
+            return Err(Error::Protocol {
+                verb: Verb::PostSend,
+                what: format!("the doorbell write took {n} of {} bytes", cmd.len()),
+            });
+        }
+        Ok(())
+    }
+
     /// A raw ioctl by ids, for tools and tests: the error names the ids.
     pub fn raw(&self, cmd: &mut IoctlCmd<'_>) -> Result<()> {
         let verb = Verb::Raw(RawVerb::Ioctl(cmd.object(), cmd.method()));

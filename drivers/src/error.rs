@@ -37,6 +37,30 @@ pub enum Verb {
     AllocPd,
     /// `DEALLOC_PD` / `PD_DESTROY`.
     DeallocPd,
+    /// `REG_MR`.
+    RegMr,
+    /// `DEREG_MR` / `MR_DESTROY`.
+    DeregMr,
+    /// `CREATE_CQ`.
+    CreateCq,
+    /// `DESTROY_CQ`.
+    DestroyCq,
+    /// `CREATE_QP`.
+    CreateQp,
+    /// `MODIFY_QP`.
+    ModifyQp,
+    /// `QUERY_QP`.
+    QueryQp,
+    /// `DESTROY_QP`.
+    DestroyQp,
+    /// Posting send work requests (and ringing the send doorbell).
+    PostSend,
+    /// Posting receive work requests.
+    PostRecv,
+    /// Polling a completion queue.
+    PollCq,
+    /// Mapping queue memory the kernel handed out.
+    Mmap,
     /// `INVOKE_WRITE` used as a probe for the ioctl path of write commands.
     ProbeInvokeWrite,
     /// A raw command issued through [`crate::chan::Channel`] by its number.
@@ -67,6 +91,18 @@ impl fmt::Display for Verb {
             Verb::QueryContext => "QUERY_CONTEXT",
             Verb::AllocPd => "ALLOC_PD",
             Verb::DeallocPd => "DEALLOC_PD",
+            Verb::RegMr => "REG_MR",
+            Verb::DeregMr => "DEREG_MR",
+            Verb::CreateCq => "CREATE_CQ",
+            Verb::DestroyCq => "DESTROY_CQ",
+            Verb::CreateQp => "CREATE_QP",
+            Verb::ModifyQp => "MODIFY_QP",
+            Verb::QueryQp => "QUERY_QP",
+            Verb::DestroyQp => "DESTROY_QP",
+            Verb::PostSend => "POST_SEND",
+            Verb::PostRecv => "POST_RECV",
+            Verb::PollCq => "POLL_CQ",
+            Verb::Mmap => "mmap",
             Verb::ProbeInvokeWrite => "INVOKE_WRITE probe",
             Verb::Raw(RawVerb::Ioctl(o, m)) => {
                 return write!(f, "ioctl object {o:#x} method {m:#x}")
@@ -130,6 +166,29 @@ pub enum Error {
         /// The errno, if the kernel gave one.
         errno: Option<Errno>,
     },
+    /// A work queue has no free slot for the request.
+    QueueFull {
+        /// The verb.
+        verb: Verb,
+        /// The queue's capacity in work requests.
+        capacity: u32,
+    },
+    /// The queue pair is in a state that does not allow this.
+    WrongState {
+        /// The verb.
+        verb: Verb,
+        /// The state it is in (`IBV_QPS_*` numbering).
+        state: u8,
+        /// What was needed.
+        needed: &'static str,
+    },
+    /// A queue pair modify that the state machine does not allow.
+    InvalidModify {
+        /// The transport (`IB_UVERBS_QPT_*`).
+        qp_type: u8,
+        /// Why.
+        refusal: crate::qp_state::Refusal,
+    },
     /// A caller's argument is out of range for the verb.
     InvalidArgument {
         /// The verb.
@@ -162,6 +221,9 @@ impl Error {
             }
             Error::Netlink { errno, .. } => errno.unwrap_or(Errno::EIO),
             Error::InvalidArgument { .. } => Errno::EINVAL,
+            Error::QueueFull { .. } => Errno::ENOMEM,
+            Error::InvalidModify { .. } => Errno::EINVAL,
+            Error::WrongState { .. } => Errno::EINVAL,
         }
     }
 
@@ -171,7 +233,10 @@ impl Error {
             Error::Kernel { verb, .. }
             | Error::Unsupported { verb }
             | Error::Protocol { verb, .. }
-            | Error::InvalidArgument { verb, .. } => Some(*verb),
+            | Error::InvalidArgument { verb, .. }
+            | Error::QueueFull { verb, .. }
+            | Error::WrongState { verb, .. } => Some(*verb),
+            Error::InvalidModify { .. } => Some(Verb::ModifyQp),
             _ => None,
         }
     }
@@ -199,7 +264,40 @@ impl fmt::Display for Error {
             }
             Error::Netlink { what, errno: None } => write!(f, "RDMA netlink {what} failed"),
             Error::InvalidArgument { verb, what } => write!(f, "{verb}: invalid argument: {what}"),
+            Error::InvalidModify { refusal, .. } => {
+                use crate::qp_state::{mask_names, Refusal};
+                match refusal {
+                    Refusal::Transition { from, to } => write!(
+                        f,
+                        "MODIFY_QP: a queue pair cannot go from {} to {}",
+                        qp_state_name(*from),
+                        qp_state_name(*to)
+                    ),
+                    Refusal::Missing(m) => write!(f, "MODIFY_QP: this transition needs {}", mask_names(*m)),
+                    Refusal::Unexpected(m) => write!(f, "MODIFY_QP: this transition does not take {}", mask_names(*m)),
+                }
+            }
+            Error::QueueFull { verb, capacity } => {
+                write!(f, "{verb}: the queue is full ({capacity} work requests outstanding)")
+            }
+            Error::WrongState { verb, state, needed } => {
+                write!(f, "{verb}: the queue pair is in state {}, needs {needed}", qp_state_name(*state))
+            }
         }
+    }
+}
+
+/// The name of a QP state (`IBV_QPS_*` numbering).
+pub fn qp_state_name(state: u8) -> &'static str {
+    match state {
+        0 => "RESET",
+        1 => "INIT",
+        2 => "RTR",
+        3 => "RTS",
+        4 => "SQD",
+        5 => "SQE",
+        6 => "ERR",
+        _ => "UNKNOWN",
     }
 }
 

@@ -16,11 +16,29 @@ pub mod chan;
 pub mod context;
 pub mod discover;
 pub mod error;
+pub mod gid;
 pub mod mlx5;
 pub mod netlink;
 pub mod provider;
+pub mod qp_state;
 pub mod rxe;
 pub mod sys;
+pub mod verbs;
+pub mod wr;
 
 pub use error::{Error, Result, Verb};
 pub use uverbs_uapi as uapi;
+
+static DROP_ERRORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Reports an error the kernel returned while an object was being destroyed by `Drop`, which cannot
+/// return it: the error is written to standard error and counted ([`drop_errors`]).
+pub fn report_drop_error(what: &str, e: &Error) {
+    DROP_ERRORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    eprintln!("uverbs: destroying a {what} failed: {e}");
+}
+
+/// How many destroy errors [`report_drop_error`] has seen in this process.
+pub fn drop_errors() -> u64 {
+    DROP_ERRORS.load(std::sync::atomic::Ordering::Relaxed)
+}

@@ -79,6 +79,20 @@ pub unsafe fn write_command(fd: BorrowedFd<'_>, cmd: &[u8]) -> nix::Result<usize
     nix::unistd::write(fd, cmd)
 }
 
+/// Maps `len` bytes of a device file at `offset`, shared and readable/writable: how the kernel hands
+/// out queue rings (rxe) and doorbell pages (mlx5). The mapping is unmapped when the returned value is
+/// dropped.
+pub fn map_shared(
+    fd: BorrowedFd<'_>,
+    len: usize,
+    offset: u64,
+) -> std::io::Result<memmap2::MmapRaw> {
+    memmap2::MmapOptions::new()
+        .len(len)
+        .offset(offset)
+        .map_raw(fd.as_raw_fd())
+}
+
 /// Reads one event (or several, if the buffer is larger) from an event file.
 pub fn read_event(fd: BorrowedFd<'_>, buf: &mut [u8]) -> nix::Result<usize> {
     nix::unistd::read(fd, buf)

@@ -747,7 +747,7 @@ fn print_port(
 /// One `GID[%3d]` line: IB and RoCE v1 GIDs in full hex, RoCE v2 ones as glibc's `inet_ntop` writes
 /// them, with the type only on Ethernet ports.
 fn format_gid_line(g: &GidEntry, ethernet: bool) -> String {
-    let (text, suffix) = match g.gid_type {
+    let (text, suffix) = match g.kind() {
         GidType::RoceV2 => (inet_ntop6(&g.gid.bytes()), "RoCE v2"),
         _ => (g.gid.to_string(), "RoCE v1"),
     };
@@ -903,7 +903,7 @@ fn device_json(ctx: &Context, port: u8) -> Result<Json, (i32, String)> {
                     .set("gid", g.gid.to_ipv6().to_string())
                     .set(
                         "type",
-                        match g.gid_type {
+                        match g.kind() {
                             GidType::Ib => "IB",
                             GidType::RoceV1 => "RoCE v1",
                             GidType::RoceV2 => "RoCE v2",
@@ -955,14 +955,14 @@ mod tests {
             gid: uverbs::Gid::from_bytes(raw),
             gid_index: 9,
             port_num: 1,
-            gid_type: GidType::RoceV1,
+            gid_type: uverbs::IBV_GID_TYPE_ROCE_V1,
             ndev_ifindex: 1,
         };
         assert_eq!(
             format_gid_line(&g, true),
             "\t\t\tGID[  9]:\t\tfe80:0000:0000:0000:0000:0000:0000:0001, RoCE v1\n"
         );
-        g.gid_type = GidType::RoceV2;
+        g.gid_type = uverbs::IBV_GID_TYPE_ROCE_V2;
         assert_eq!(
             format_gid_line(&g, true),
             "\t\t\tGID[  9]:\t\tfe80::1, RoCE v2\n"

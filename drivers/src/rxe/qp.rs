@@ -1,0 +1,435 @@
+//! rxe queue pairs: send and receive rings shared with the kernel.
+//!
+//! Posting a receive writes an `rxe_recv_wqe` into the receive ring and publishes the producer index:
+//! no system call. Posting sends writes `rxe_send_wqe`s into the send ring, publishes the producer
+//! index once, then rings the doorbell: one `POST_SEND` write with no work requests.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use uverbs_uapi as uapi;
+use zerocopy::{FromZeros, IntoBytes};
+
+use super::queue::Queue;
+use crate::context::Context;
+use crate::error::{Error, Result, Verb};
+use crate::verbs::{QpCreated, QpInit};
+use crate::wr::{opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE};
+
+const SEND_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_send_wqe>();
+const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
+const SGE_SIZE: usize = std::mem::size_of::<Sge>();
+
+/// `IBV_QPS_*` states as this crate tracks them.
+pub mod state {
+    /// Reset.
+    pub const RESET: u8 = 0;
+    /// Initialised.
+    pub const INIT: u8 = 1;
+    /// Ready to receive.
+    pub const RTR: u8 = 2;
+    /// Ready to send.
+    pub const RTS: u8 = 3;
+    /// Send queue drained.
+    pub const SQD: u8 = 4;
+    /// Send queue error.
+    pub const SQE: u8 = 5;
+    /// Error.
+    pub const ERR: u8 = 6;
+}
+
+/// An rxe queue pair.
+#[derive(Debug)]
+pub struct RxeQp {
+    ctx: Arc<Context>,
+    created: QpCreated,
+    qp_type: u8,
+    sq: Queue,
+    rq: Option<Queue>,
+    /// Serialises posters on each ring; the producer index is ours alone.
+    sq_lock: Mutex<()>,
+    rq_lock: Mutex<()>,
+    /// The state as of the last successful modify (the kernel may since have moved it to ERR).
+    state: AtomicU8,
+    max_send_sge: u32,
+    max_inline: u32,
+    max_recv_sge: u32,
+}
+
+impl RxeQp {
+    /// Creates a queue pair and maps its rings (the receive ring first, as rdma-core does).
+    pub fn create(ctx: &Arc<Context>, init: &QpInit) -> Result<RxeQp> {
+        let mut resp = uapi::rxe_create_qp_resp::new_zeroed();
+        let created = ctx.create_qp(init, resp.as_mut_bytes())?;
+        let cap = created.cap;
+        let mapped = (|| {
+            let rq = Queue::map(
+                ctx.channel(),
+                &resp.rq_mi,
+                RECV_WQE_HEADER + SGE_SIZE * cap.max_recv_sge as usize,
+                Verb::CreateQp,
+            )?;
+            let payload = (SGE_SIZE * cap.max_send_sge as usize).max(cap.max_inline_data as usize);
+            let sq = Queue::map(
+                ctx.channel(),
+                &resp.sq_mi,
+                SEND_WQE_HEADER + payload,
+                Verb::CreateQp,
+            )?;
+            Ok((sq, rq))
+        })();
+        let (sq, rq) = match mapped {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = ctx.destroy_qp(created.handle);
+                return Err(e);
+            }
+        };
+        Ok(RxeQp {
+            ctx: Arc::clone(ctx),
+            created,
+            qp_type: init.qp_type,
+            sq,
+            rq: Some(rq),
+            sq_lock: Mutex::new(()),
+            rq_lock: Mutex::new(()),
+            state: AtomicU8::new(state::RESET),
+            max_send_sge: cap.max_send_sge,
+            max_inline: cap.max_inline_data,
+            max_recv_sge: cap.max_recv_sge,
+        })
+    }
+
+    /// The kernel's handle.
+    pub fn handle(&self) -> u32 {
+        self.created.handle
+    }
+
+    /// The queue pair number.
+    pub fn qpn(&self) -> u32 {
+        self.created.qpn
+    }
+
+    /// The capacities: send and receive work requests as the rings really hold them, SGEs and inline
+    /// bytes as the kernel granted them.
+    pub fn cap(&self) -> uapi::ib_uverbs_qp_cap {
+        uapi::ib_uverbs_qp_cap {
+            max_send_wr: self.sq.capacity(),
+            max_recv_wr: self.rq.as_ref().map_or(0, Queue::capacity),
+            max_send_sge: self.max_send_sge,
+            max_recv_sge: self.max_recv_sge,
+            max_inline_data: self.max_inline,
+        }
+    }
+
+    /// The state as of the last successful [`RxeQp::modify`].
+    pub fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// `MODIFY_QP`; on success the tracked state follows.
+    pub fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+        let mut req = *req;
+        req.qp_handle = self.created.handle;
+        self.ctx.modify_qp(&req)?;
+        if req.attr_mask & 1 != 0 {
+            self.state.store(req.qp_state, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// `QUERY_QP`.
+    pub fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+        self.ctx.query_qp(self.created.handle, attr_mask)
+    }
+
+    fn check_send(&self, wr: &SendWr<'_>) -> Result<()> {
+        let bad = |what: String| Error::InvalidArgument {
+            verb: Verb::PostSend,
+            what,
+        };
+        let allowed = match self.qp_type {
+            uapi::IB_UVERBS_QPT_RC => true,
+            uapi::IB_UVERBS_QPT_UC => matches!(
+                wr.opcode,
+                opcode::SEND
+                    | opcode::SEND_WITH_IMM
+                    | opcode::RDMA_WRITE
+                    | opcode::RDMA_WRITE_WITH_IMM
+            ),
+            _ => matches!(wr.opcode, opcode::SEND | opcode::SEND_WITH_IMM),
+        };
+        if !allowed || wr.opcode > opcode::SEND_WITH_INV {
+            return Err(bad(format!(
+                "opcode {} on a queue pair of type {}",
+                wr.opcode, self.qp_type
+            )));
+        }
+        if wr.flags
+            & !(send_flags::FENCE
+                | send_flags::SIGNALED
+                | send_flags::SOLICITED
+                | send_flags::INLINE)
+            != 0
+        {
+            return Err(bad(format!("send flags {:#x}", wr.flags)));
+        }
+        let length = wr.length();
+        if length > MAX_MESSAGE {
+            return Err(bad(format!(
+                "a message of {length} bytes (at most {MAX_MESSAGE})"
+            )));
+        }
+        if wr.flags & send_flags::INLINE != 0 {
+            if length > u64::from(self.max_inline) {
+                return Err(bad(format!(
+                    "{length} inline bytes (this queue pair takes {})",
+                    self.max_inline
+                )));
+            }
+        } else if wr.sges.len() > self.max_send_sge as usize {
+            return Err(bad(format!(
+                "{} scatter/gather entries (this queue pair takes {})",
+                wr.sges.len(),
+                self.max_send_sge
+            )));
+        }
+        if wr.is_atomic() && (length < 8 || wr.remote_addr % 8 != 0) {
+            return Err(bad(
+                "an atomic needs an 8-byte buffer and an 8-byte aligned remote address".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Posts send work requests, then rings the doorbell once.
+    ///
+    /// The queue pair must be ready to send (RTS); otherwise nothing is written. Requests are checked
+    /// one by one; the first that is invalid, or finds the ring full, stops the post: it and those
+    /// after it are not posted, those before it are ([`PostError::index`]).
+    ///
+    /// # Safety
+    /// For requests with [`send_flags::INLINE`], every entry's `addr` must point to `length` bytes that
+    /// are valid for reads: they are copied into the ring during the call. For the others, the device
+    /// reads (SEND, RDMA WRITE) or writes (RDMA READ, atomics) the entries' memory through their memory
+    /// regions until the request completes: it must stay allocated, and unwritten (or unaccessed, for
+    /// READ and atomics), until the completion has been polled.
+    pub unsafe fn post_send(&self, wrs: &[SendWr<'_>]) -> std::result::Result<(), PostError> {
+        let current = self.state();
+        if current != state::RTS {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostSend,
+                    state: current,
+                    needed: "RTS",
+                },
+            });
+        }
+        let mut failure = None;
+        let mut posted = 0;
+        {
+            let _guard = self.sq_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let q = &self.sq;
+            let mut producer = q.own_producer();
+            let mut consumer = q.load_consumer();
+            for (index, wr) in wrs.iter().enumerate() {
+                if let Err(error) = self.check_send(wr) {
+                    failure = Some(PostError { index, error });
+                    break;
+                }
+                if q.next(producer) == consumer {
+                    consumer = q.load_consumer();
+                    if q.next(producer) == consumer {
+                        let error = Error::QueueFull {
+                            verb: Verb::PostSend,
+                            capacity: q.capacity(),
+                        };
+                        failure = Some(PostError { index, error });
+                        break;
+                    }
+                }
+                // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
+                // publish the producer index; `check_send` bounded what goes in by the slot's payload
+                // size; inline sources are readable by this function's contract.
+                unsafe { self.write_send_wqe(q.slot(producer), wr) };
+                producer = q.next(producer);
+                posted += 1;
+            }
+            if posted > 0 {
+                q.publish_producer(producer);
+            }
+        }
+        if posted > 0 {
+            if let Err(error) = self.ctx.channel().post_send_doorbell(self.created.handle) {
+                return Err(PostError {
+                    index: posted,
+                    error,
+                });
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Fills one send WQE.
+    ///
+    /// # Safety
+    /// `slot` must be a free slot of the send ring with room for the header and the request's payload;
+    /// inline entries must point to readable memory.
+    unsafe fn write_send_wqe(&self, slot: *mut u8, wr: &SendWr<'_>) {
+        let length = wr.length() as u32;
+        let mut wqe = uapi::rxe_send_wqe::new_zeroed();
+        wqe.wr.wr_id = wr.wr_id;
+        wqe.wr.opcode = wr.opcode;
+        wqe.wr.send_flags = wr.flags;
+        wqe.wr.ex = wr.imm_or_inv;
+        if wr.is_rdma() {
+            wqe.wr.set_rdma(&uapi::rxe_send_wr_rdma {
+                remote_addr: wr.remote_addr,
+                rkey: wr.rkey,
+                reserved: 0,
+            });
+            wqe.iova = wr.remote_addr;
+        } else if wr.is_atomic() {
+            wqe.wr.set_atomic(&uapi::rxe_send_wr_atomic {
+                remote_addr: wr.remote_addr,
+                compare_add: wr.compare_add,
+                swap: wr.swap,
+                rkey: wr.rkey,
+                reserved: 0,
+            });
+            wqe.iova = wr.remote_addr;
+        }
+        wqe.dma.length = length;
+        wqe.dma.resid = length;
+        wqe.dma.num_sge = wr.sges.len() as u32;
+        let header = wqe.as_bytes();
+        // SAFETY: the slot holds at least SEND_WQE_HEADER bytes (checked at mapping).
+        unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), slot, header.len()) };
+        // SAFETY: the payload area starts right after the header and holds max(max_send_sge * 16,
+        // max_inline) bytes (checked at mapping); check_send kept the request within those limits.
+        let payload = unsafe { slot.add(SEND_WQE_HEADER) };
+        if wr.flags & send_flags::INLINE != 0 {
+            let mut offset = 0;
+            for sge in wr.sges {
+                // SAFETY: the source is readable by the caller's contract; the destination range lies
+                // within the inline payload, whose total size check_send bounded.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        sge.addr as *const u8,
+                        payload.add(offset),
+                        sge.length as usize,
+                    )
+                };
+                offset += sge.length as usize;
+            }
+        } else {
+            let sges = wr.sges.as_bytes();
+            // SAFETY: at most max_send_sge entries, which fit the payload area.
+            unsafe { std::ptr::copy_nonoverlapping(sges.as_ptr(), payload, sges.len()) };
+        }
+    }
+
+    /// Posts receive work requests: no system call. The queue pair must be out of RESET.
+    ///
+    /// # Safety
+    /// The device writes each entry's memory (through its memory region) until the receive completes:
+    /// nothing may read or write it, or free it, before the completion has been polled.
+    pub unsafe fn post_recv(&self, wrs: &[RecvWr<'_>]) -> std::result::Result<(), PostError> {
+        let current = self.state();
+        let Some(q) = self.rq.as_ref() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::InvalidArgument {
+                    verb: Verb::PostRecv,
+                    what: "the queue pair has no receive queue".into(),
+                },
+            });
+        };
+        if current == state::RESET {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostRecv,
+                    state: current,
+                    needed: "INIT or later",
+                },
+            });
+        }
+        let _guard = self.rq_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut producer = q.own_producer();
+        let mut consumer = q.load_consumer();
+        let mut result = Ok(());
+        let mut posted = 0;
+        for (index, wr) in wrs.iter().enumerate() {
+            if q.next(producer) == consumer {
+                consumer = q.load_consumer();
+                if q.next(producer) == consumer {
+                    let error = Error::QueueFull {
+                        verb: Verb::PostRecv,
+                        capacity: q.capacity(),
+                    };
+                    result = Err(PostError { index, error });
+                    break;
+                }
+            }
+            if wr.sges.len() > self.max_recv_sge as usize {
+                let what = format!(
+                    "{} scatter entries (this queue pair takes {})",
+                    wr.sges.len(),
+                    self.max_recv_sge
+                );
+                result = Err(PostError {
+                    index,
+                    error: Error::InvalidArgument {
+                        verb: Verb::PostRecv,
+                        what,
+                    },
+                });
+                break;
+            }
+            let length: u64 = wr.sges.iter().map(|s| u64::from(s.length)).sum();
+            if length > MAX_MESSAGE {
+                let what = format!("{length} bytes of receive buffers (at most {MAX_MESSAGE})");
+                result = Err(PostError {
+                    index,
+                    error: Error::InvalidArgument {
+                        verb: Verb::PostRecv,
+                        what,
+                    },
+                });
+                break;
+            }
+            let mut wqe = uapi::rxe_recv_wqe::new_zeroed();
+            wqe.wr_id = wr.wr_id;
+            wqe.dma.length = length as u32;
+            wqe.dma.resid = length as u32;
+            wqe.dma.num_sge = wr.sges.len() as u32;
+            let slot = q.slot(producer);
+            let header = wqe.as_bytes();
+            let sges = wr.sges.as_bytes();
+            // SAFETY: the slot is free (ring not full) and holds the 40-byte header plus
+            // max_recv_sge entries (checked at mapping); the entry count was checked above.
+            unsafe {
+                std::ptr::copy_nonoverlapping(header.as_ptr(), slot, header.len());
+                std::ptr::copy_nonoverlapping(sges.as_ptr(), slot.add(RECV_WQE_HEADER), sges.len());
+            }
+            producer = q.next(producer);
+            posted += 1;
+        }
+        if posted > 0 {
+            q.publish_producer(producer);
+        }
+        result
+    }
+}
+
+impl Drop for RxeQp {
+    fn drop(&mut self) {
+        // The kernel object goes first; the rings are unmapped after (the mappings hold their own
+        // reference in the kernel, so this order is safe either way).
+        if let Err(e) = self.ctx.destroy_qp(self.created.handle) {
+            crate::report_drop_error("queue pair", &e);
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The rxe shared queue: a ring the kernel allocates, hands out by mmap, and shares with us live.
+//!
+//! Layout (`struct rxe_queue_buf`): `log2_elem_size` at 0, `index_mask` at 4, the producer index at
+//! 128, the consumer index at 256 (each on its own cache line), slot `i` at `384 + (i << log2)`.
+//! Indices are kept masked; the ring is empty when they are equal and full when the producer is one
+//! behind the consumer, so it holds `index_mask` elements.
+//!
+//! Ownership of the indices: on the send, receive and shared-receive queues we produce and the kernel
+//! consumes; on completion queues the kernel produces and we consume. Each side loads the other's
+//! index with acquire ordering (so the slots it published are visible) and publishes its own with
+//! release ordering (so the slots it wrote or finished reading are), as the kernel's `rxe_queue.h`
+//! does on its side.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use uverbs_uapi as uapi;
+
+use crate::chan::Channel;
+use crate::error::{Error, Result, Verb};
+use crate::sys;
+
+/// Offset of the slots from the start of the buffer.
+pub const DATA_OFFSET: usize = std::mem::size_of::<uapi::rxe_queue_buf>();
+const PRODUCER_OFFSET: usize = std::mem::offset_of!(uapi::rxe_queue_buf, producer_index);
+const CONSUMER_OFFSET: usize = std::mem::offset_of!(uapi::rxe_queue_buf, consumer_index);
+
+/// A mapped rxe queue.
+#[derive(Debug)]
+pub struct Queue {
+    map: memmap2::MmapRaw,
+    base: NonNull<u8>,
+    mask: u32,
+    log2_elem: u32,
+}
+
+// SAFETY: the mapping is plain shared memory; all access to the indices is atomic and access to the
+// slots is coordinated by the index protocol (and, on our side, by the owners' locks).
+unsafe impl Send for Queue {}
+// SAFETY: as above; `&Queue` only gives out atomics and raw slot pointers.
+unsafe impl Sync for Queue {}
+
+impl Queue {
+    /// Maps the queue described by `mi` and checks its header: the slot count must be a power of
+    /// two, the slots must fit in the mapping, and a slot must hold at least `min_elem` bytes.
+    pub fn map(chan: &Channel, mi: &uapi::mminfo, min_elem: usize, verb: Verb) -> Result<Queue> {
+        let len = mi.size as usize;
+        let protocol = |what: String| Error::Protocol { verb, what };
+        if len < DATA_OFFSET {
+            return Err(protocol(format!(
+                "queue of {len} bytes is smaller than its header"
+            )));
+        }
+        let map = sys::map_shared(chan.fd(), len, mi.offset).map_err(|e| {
+            Error::kernel(
+                Verb::Mmap,
+                nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
+            )
+        })?;
+        let base = NonNull::new(map.as_mut_ptr()).ok_or_else(|| protocol("null mapping".into()))?;
+        // SAFETY: the mapping is at least DATA_OFFSET (384) bytes long and page aligned, so both header
+        // words are in bounds and aligned; they are read once, before the queue is used.
+        let (log2_elem, mask) = unsafe {
+            let words = base.as_ptr().cast::<u32>();
+            (words.read_volatile(), words.add(1).read_volatile())
+        };
+        let slots = u64::from(mask) + 1;
+        if !slots.is_power_of_two() || log2_elem >= 16 {
+            return Err(protocol(format!(
+                "queue header: log2_elem_size {log2_elem}, index_mask {mask:#x}"
+            )));
+        }
+        let elem = 1usize << log2_elem;
+        if elem < min_elem {
+            return Err(protocol(format!("slots of {elem} bytes, need {min_elem}")));
+        }
+        if DATA_OFFSET as u64 + (slots << log2_elem) > len as u64 {
+            return Err(protocol(format!(
+                "{slots} slots of {elem} bytes do not fit in {len} bytes"
+            )));
+        }
+        Ok(Queue {
+            map,
+            base,
+            mask,
+            log2_elem,
+        })
+    }
+
+    /// How many elements the queue holds (one slot always stays empty).
+    pub fn capacity(&self) -> u32 {
+        self.mask
+    }
+
+    /// The size of one slot in bytes.
+    pub fn elem_size(&self) -> usize {
+        1 << self.log2_elem
+    }
+
+    /// The mapping's length in bytes.
+    pub fn mapped_len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn index(&self, offset: usize) -> &AtomicU32 {
+        // SAFETY: both index words lie inside the header, which `map` checked is in bounds; they are
+        // 4-byte aligned (offsets 128 and 256 of a page-aligned mapping) and live as long as `self`.
+        // The kernel accesses them only atomically (smp_load_acquire / smp_store_release).
+        unsafe { AtomicU32::from_ptr(self.base.as_ptr().add(offset).cast::<u32>()) }
+    }
+
+    /// The producer index, loaded with acquire ordering (we are the consumer: what the producer wrote
+    /// before publishing it is visible).
+    pub fn load_producer(&self) -> u32 {
+        self.index(PRODUCER_OFFSET).load(Ordering::Acquire) & self.mask
+    }
+
+    /// The consumer index, loaded with acquire ordering (we are the producer: the slots the consumer
+    /// released are free to overwrite).
+    pub fn load_consumer(&self) -> u32 {
+        self.index(CONSUMER_OFFSET).load(Ordering::Acquire) & self.mask
+    }
+
+    /// Our own producer index, as last published.
+    pub fn own_producer(&self) -> u32 {
+        self.index(PRODUCER_OFFSET).load(Ordering::Relaxed) & self.mask
+    }
+
+    /// Our own consumer index, as last published.
+    pub fn own_consumer(&self) -> u32 {
+        self.index(CONSUMER_OFFSET).load(Ordering::Relaxed) & self.mask
+    }
+
+    /// Publishes a new producer index with release ordering: the slots written before become visible
+    /// to the kernel.
+    pub fn publish_producer(&self, index: u32) {
+        self.index(PRODUCER_OFFSET)
+            .store(index & self.mask, Ordering::Release);
+    }
+
+    /// Publishes a new consumer index with release ordering: the slots read before may be reused.
+    pub fn publish_consumer(&self, index: u32) {
+        self.index(CONSUMER_OFFSET)
+            .store(index & self.mask, Ordering::Release);
+    }
+
+    /// The index after `index`.
+    pub fn next(&self, index: u32) -> u32 {
+        index.wrapping_add(1) & self.mask
+    }
+
+    /// How many elements lie between `from` (inclusive) and `to` (exclusive).
+    pub fn distance(&self, from: u32, to: u32) -> u32 {
+        to.wrapping_sub(from) & self.mask
+    }
+
+    /// A pointer to slot `index` (masked), valid for `elem_size()` bytes while `self` lives.
+    pub fn slot(&self, index: u32) -> *mut u8 {
+        let offset = DATA_OFFSET + (((index & self.mask) as usize) << self.log2_elem);
+        // SAFETY: `map` checked that every slot lies inside the mapping, and the index is masked.
+        unsafe { self.base.as_ptr().add(offset) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_offsets() {
+        assert_eq!(DATA_OFFSET, 384);
+        assert_eq!(PRODUCER_OFFSET, 128);
+        assert_eq!(CONSUMER_OFFSET, 256);
+    }
+}

@@ -1,0 +1,320 @@
+//! The core uverbs object commands: protection domains, memory regions, completion queues and queue
+//! pairs, created and destroyed through the command channel.
+//!
+//! These are the driver-independent halves of each verb; the backends add their driver data
+//! (`udata`) and map what the kernel hands back. Creation goes through the ioctl method where the
+//! kernel has one (CQ, QP), otherwise through the write command; destruction through the ioctl
+//! `*_DESTROY` methods with the write commands as fallback, as rdma-core does.
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+use uverbs_uapi as uapi;
+use zerocopy::FromZeros;
+
+use crate::chan::{IoctlCmd, Outcome};
+use crate::context::Context;
+use crate::error::{Result, Verb};
+
+/// The keys and handle of a registered memory region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MrKeys {
+    /// The kernel's handle for the region.
+    pub handle: u32,
+    /// The local key, for scatter/gather entries.
+    pub lkey: u32,
+    /// The remote key, for peers' RDMA operations.
+    pub rkey: u32,
+}
+
+/// What a queue pair is created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpInit {
+    /// The protection domain's handle.
+    pub pd: u32,
+    /// The send completion queue's handle.
+    pub send_cq: u32,
+    /// The receive completion queue's handle.
+    pub recv_cq: u32,
+    /// The transport (`IB_UVERBS_QPT_*`).
+    pub qp_type: u8,
+    /// Requested capacities.
+    pub cap: uapi::ib_uverbs_qp_cap,
+    /// Whether every send work request completes with a CQE, signaled or not.
+    pub sq_sig_all: bool,
+    /// The value async events for this QP carry.
+    pub user_handle: u64,
+}
+
+/// What the kernel answered to `CREATE_QP`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpCreated {
+    /// The kernel's handle.
+    pub handle: u32,
+    /// The queue pair number.
+    pub qpn: u32,
+    /// The capacities the kernel granted (on 6.1 rxe, `max_send_wr`/`max_recv_wr` echo the request;
+    /// the rings' own headers are the truth).
+    pub cap: uapi::ib_uverbs_qp_cap,
+}
+
+impl Context {
+    /// `ALLOC_PD`: a new protection domain's handle. `drv_out` receives the driver's answer.
+    pub fn alloc_pd(&self, drv_out: &mut [u8]) -> Result<u32> {
+        let mut req = uapi::ib_uverbs_alloc_pd::new_zeroed();
+        let mut resp = uapi::ib_uverbs_alloc_pd_resp::new_zeroed();
+        self.channel().write(
+            Verb::AllocPd,
+            uapi::IB_USER_VERBS_CMD_ALLOC_PD,
+            &mut req,
+            &mut resp,
+            &[],
+            drv_out,
+        )?;
+        Ok(resp.pd_handle)
+    }
+
+    /// Destroys a protection domain.
+    pub fn dealloc_pd(&self, handle: u32) -> Result<()> {
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_PD, uapi::UVERBS_METHOD_PD_DESTROY);
+        cmd.idr(uapi::UVERBS_ATTR_DESTROY_PD_HANDLE, handle);
+        if self.channel().ioctl_or_write(Verb::DeallocPd, &mut cmd)? == Outcome::UseWrite {
+            let mut req = uapi::ib_uverbs_dealloc_pd { pd_handle: handle };
+            self.channel().write(
+                Verb::DeallocPd,
+                uapi::IB_USER_VERBS_CMD_DEALLOC_PD,
+                &mut req,
+                &mut (),
+                &[],
+                &mut [],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `REG_MR`: registers `len` bytes at `addr` (seen by the device at `iova`) in `pd`.
+    ///
+    /// The kernel pins the pages and checks that the range is mapped and, for writable access,
+    /// writable; a bad range is an `EFAULT` from the kernel.
+    pub fn reg_mr(&self, pd: u32, addr: u64, len: u64, iova: u64, access: u32) -> Result<MrKeys> {
+        let mut req = uapi::ib_uverbs_reg_mr::new_zeroed();
+        req.start = addr;
+        req.length = len;
+        req.hca_va = iova;
+        req.pd_handle = pd;
+        req.access_flags = access;
+        let mut resp = uapi::ib_uverbs_reg_mr_resp::new_zeroed();
+        self.channel().write(
+            Verb::RegMr,
+            uapi::IB_USER_VERBS_CMD_REG_MR,
+            &mut req,
+            &mut resp,
+            &[],
+            &mut [],
+        )?;
+        Ok(MrKeys {
+            handle: resp.mr_handle,
+            lkey: resp.lkey,
+            rkey: resp.rkey,
+        })
+    }
+
+    /// Deregisters a memory region.
+    pub fn dereg_mr(&self, handle: u32) -> Result<()> {
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_MR, uapi::UVERBS_METHOD_MR_DESTROY);
+        cmd.idr(uapi::UVERBS_ATTR_DESTROY_MR_HANDLE, handle);
+        if self.channel().ioctl_or_write(Verb::DeregMr, &mut cmd)? == Outcome::UseWrite {
+            let mut req = uapi::ib_uverbs_dereg_mr { mr_handle: handle };
+            self.channel().write(
+                Verb::DeregMr,
+                uapi::IB_USER_VERBS_CMD_DEREG_MR,
+                &mut req,
+                &mut (),
+                &[],
+                &mut [],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `CREATE_CQ` with at least `cqe` entries: returns (handle, entries granted). `channel` is a
+    /// completion channel's fd, `drv_out` receives the driver's answer.
+    pub fn create_cq(
+        &self,
+        cqe: u32,
+        user_handle: u64,
+        comp_vector: u32,
+        channel: Option<BorrowedFd<'_>>,
+        drv_out: &mut [u8],
+    ) -> Result<(u32, u32)> {
+        let mut granted = 0u32;
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_CQ, uapi::UVERBS_METHOD_CQ_CREATE);
+        let handle = cmd.new_idr(uapi::UVERBS_ATTR_CREATE_CQ_HANDLE);
+        cmd.in_u32(uapi::UVERBS_ATTR_CREATE_CQ_CQE, cqe);
+        cmd.in_u64(uapi::UVERBS_ATTR_CREATE_CQ_USER_HANDLE, user_handle);
+        cmd.in_u32(uapi::UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, comp_vector);
+        if let Some(fd) = channel {
+            cmd.fd(uapi::UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, fd);
+        }
+        cmd.fd(uapi::UVERBS_ATTR_CREATE_CQ_EVENT_FD, self.async_fd())
+            .optional();
+        cmd.out_obj(uapi::UVERBS_ATTR_CREATE_CQ_RESP_CQE, &mut granted);
+        cmd.uhw_out(drv_out);
+        if self.channel().ioctl_or_write(Verb::CreateCq, &mut cmd)? == Outcome::Done {
+            let h = cmd.handle(handle);
+            return Ok((h, granted));
+        }
+        let mut req = uapi::ib_uverbs_create_cq::new_zeroed();
+        req.user_handle = user_handle;
+        req.cqe = cqe;
+        req.comp_vector = comp_vector;
+        req.comp_channel = channel.map_or(-1, |fd| fd.as_raw_fd());
+        let mut resp = uapi::ib_uverbs_create_cq_resp::new_zeroed();
+        self.channel().write(
+            Verb::CreateCq,
+            uapi::IB_USER_VERBS_CMD_CREATE_CQ,
+            &mut req,
+            &mut resp,
+            &[],
+            drv_out,
+        )?;
+        Ok((resp.cq_handle, resp.cqe))
+    }
+
+    /// Destroys a completion queue (the kernel refuses while a queue pair uses it). Returns the number
+    /// of completion and async events the kernel delivered for it.
+    pub fn destroy_cq(&self, handle: u32) -> Result<(u32, u32)> {
+        let mut resp = uapi::ib_uverbs_destroy_cq_resp::new_zeroed();
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_CQ, uapi::UVERBS_METHOD_CQ_DESTROY);
+        cmd.idr(uapi::UVERBS_ATTR_DESTROY_CQ_HANDLE, handle);
+        cmd.out_obj(uapi::UVERBS_ATTR_DESTROY_CQ_RESP, &mut resp);
+        if self.channel().ioctl_or_write(Verb::DestroyCq, &mut cmd)? == Outcome::UseWrite {
+            let mut req = uapi::ib_uverbs_destroy_cq::new_zeroed();
+            req.cq_handle = handle;
+            self.channel().write(
+                Verb::DestroyCq,
+                uapi::IB_USER_VERBS_CMD_DESTROY_CQ,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )?;
+        }
+        Ok((resp.comp_events_reported, resp.async_events_reported))
+    }
+
+    /// `CREATE_QP`. `drv_out` receives the driver's answer (rxe: the rings' mmap info).
+    pub fn create_qp(&self, init: &QpInit, drv_out: &mut [u8]) -> Result<QpCreated> {
+        let mut cap = init.cap;
+        let mut qpn = 0u32;
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_QP, uapi::UVERBS_METHOD_QP_CREATE);
+        let handle = cmd.new_idr(uapi::UVERBS_ATTR_CREATE_QP_HANDLE);
+        cmd.idr(uapi::UVERBS_ATTR_CREATE_QP_PD_HANDLE, init.pd);
+        cmd.idr(uapi::UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, init.send_cq);
+        cmd.idr(uapi::UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, init.recv_cq);
+        cmd.in_u64(uapi::UVERBS_ATTR_CREATE_QP_USER_HANDLE, init.user_handle);
+        cmd.in_obj(uapi::UVERBS_ATTR_CREATE_QP_CAP, &init.cap);
+        cmd.in_u64(uapi::UVERBS_ATTR_CREATE_QP_TYPE, u64::from(init.qp_type));
+        if init.sq_sig_all {
+            cmd.in_u32(
+                uapi::UVERBS_ATTR_CREATE_QP_FLAGS,
+                uapi::IB_UVERBS_QP_CREATE_SQ_SIG_ALL,
+            );
+        }
+        cmd.fd(uapi::UVERBS_ATTR_CREATE_QP_EVENT_FD, self.async_fd())
+            .optional();
+        cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_CAP, &mut cap);
+        cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &mut qpn);
+        cmd.uhw_out(drv_out);
+        if self.channel().ioctl_or_write(Verb::CreateQp, &mut cmd)? == Outcome::Done {
+            let h = cmd.handle(handle);
+            return Ok(QpCreated {
+                handle: h,
+                qpn,
+                cap,
+            });
+        }
+        let mut req = uapi::ib_uverbs_create_qp::new_zeroed();
+        req.user_handle = init.user_handle;
+        req.pd_handle = init.pd;
+        req.send_cq_handle = init.send_cq;
+        req.recv_cq_handle = init.recv_cq;
+        req.max_send_wr = init.cap.max_send_wr;
+        req.max_recv_wr = init.cap.max_recv_wr;
+        req.max_send_sge = init.cap.max_send_sge;
+        req.max_recv_sge = init.cap.max_recv_sge;
+        req.max_inline_data = init.cap.max_inline_data;
+        req.sq_sig_all = u8::from(init.sq_sig_all);
+        req.qp_type = init.qp_type;
+        let mut resp = uapi::ib_uverbs_create_qp_resp::new_zeroed();
+        self.channel().write(
+            Verb::CreateQp,
+            uapi::IB_USER_VERBS_CMD_CREATE_QP,
+            &mut req,
+            &mut resp,
+            &[],
+            drv_out,
+        )?;
+        Ok(QpCreated {
+            handle: resp.qp_handle,
+            qpn: resp.qpn,
+            cap: uapi::ib_uverbs_qp_cap {
+                max_send_wr: resp.max_send_wr,
+                max_recv_wr: resp.max_recv_wr,
+                max_send_sge: resp.max_send_sge,
+                max_recv_sge: resp.max_recv_sge,
+                max_inline_data: resp.max_inline_data,
+            },
+        })
+    }
+
+    /// `MODIFY_QP` with the attributes `req` carries (its `qp_handle` and `attr_mask` included).
+    pub fn modify_qp(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+        let mut req = *req;
+        self.channel().write(
+            Verb::ModifyQp,
+            uapi::IB_USER_VERBS_CMD_MODIFY_QP,
+            &mut req,
+            &mut (),
+            &[],
+            &mut [],
+        )
+    }
+
+    /// `QUERY_QP`: the queue pair's current attributes.
+    pub fn query_qp(&self, handle: u32, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+        let mut req = uapi::ib_uverbs_query_qp::new_zeroed();
+        req.qp_handle = handle;
+        req.attr_mask = attr_mask;
+        let mut resp = uapi::ib_uverbs_query_qp_resp::new_zeroed();
+        self.channel().write(
+            Verb::QueryQp,
+            uapi::IB_USER_VERBS_CMD_QUERY_QP,
+            &mut req,
+            &mut resp,
+            &[],
+            &mut [],
+        )?;
+        Ok(resp)
+    }
+
+    /// Destroys a queue pair; returns the number of async events the kernel delivered for it.
+    pub fn destroy_qp(&self, handle: u32) -> Result<u32> {
+        let mut resp = uapi::ib_uverbs_destroy_qp_resp::new_zeroed();
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_QP, uapi::UVERBS_METHOD_QP_DESTROY);
+        cmd.idr(uapi::UVERBS_ATTR_DESTROY_QP_HANDLE, handle);
+        cmd.out_obj(uapi::UVERBS_ATTR_DESTROY_QP_RESP, &mut resp);
+        if self.channel().ioctl_or_write(Verb::DestroyQp, &mut cmd)? == Outcome::UseWrite {
+            let mut req = uapi::ib_uverbs_destroy_qp::new_zeroed();
+            req.qp_handle = handle;
+            self.channel().write(
+                Verb::DestroyQp,
+                uapi::IB_USER_VERBS_CMD_DESTROY_QP,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )?;
+        }
+        Ok(resp.events_reported)
+    }
+}

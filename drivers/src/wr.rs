@@ -1,0 +1,179 @@
+//! Work requests as the backends take them: plain descriptors, built by the public API without
+//! allocation and turned into each device's WQE format by its backend.
+
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+/// `IBV_WR_*` / `IB_UVERBS_WR_*` opcodes (the two numberings agree).
+pub mod opcode {
+    /// RDMA write.
+    pub const RDMA_WRITE: u32 = 0;
+    /// RDMA write with immediate data.
+    pub const RDMA_WRITE_WITH_IMM: u32 = 1;
+    /// Send.
+    pub const SEND: u32 = 2;
+    /// Send with immediate data.
+    pub const SEND_WITH_IMM: u32 = 3;
+    /// RDMA read.
+    pub const RDMA_READ: u32 = 4;
+    /// Atomic compare and swap.
+    pub const ATOMIC_CMP_AND_SWP: u32 = 5;
+    /// Atomic fetch and add.
+    pub const ATOMIC_FETCH_AND_ADD: u32 = 6;
+    /// Local invalidate.
+    pub const LOCAL_INV: u32 = 7;
+    /// Bind a memory window.
+    pub const BIND_MW: u32 = 8;
+    /// Send with invalidate.
+    pub const SEND_WITH_INV: u32 = 9;
+}
+
+/// `IBV_SEND_*` flags (the kernel's `IB_SEND_*` have the same values).
+pub mod send_flags {
+    /// Wait for earlier RDMA reads and atomics to finish.
+    pub const FENCE: u32 = 1;
+    /// Generate a completion.
+    pub const SIGNALED: u32 = 2;
+    /// Set the solicited event bit.
+    pub const SOLICITED: u32 = 4;
+    /// Copy the data into the WQE: the buffer is reusable when the call returns.
+    pub const INLINE: u32 = 8;
+}
+
+/// A scatter/gather entry: `struct ibv_sge`, which is also rxe's `struct rxe_sge`.
+#[repr(C)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
+pub struct Sge {
+    /// The buffer's address.
+    pub addr: u64,
+    /// Its length in bytes.
+    pub length: u32,
+    /// The local key of the memory region it lies in.
+    pub lkey: u32,
+}
+
+/// The largest message the verbs carry (2 GiB, the port's `max_msg_sz` on 6.12).
+pub const MAX_MESSAGE: u64 = 1 << 31;
+
+/// A send work request.
+#[derive(Debug, Clone, Copy)]
+pub struct SendWr<'a> {
+    /// Returned in the completion.
+    pub wr_id: u64,
+    /// One of [`opcode`].
+    pub opcode: u32,
+    /// [`send_flags`] bits.
+    pub flags: u32,
+    /// Immediate data (network byte order, as it goes on the wire), or the rkey to invalidate.
+    pub imm_or_inv: u32,
+    /// The local buffers.
+    pub sges: &'a [Sge],
+    /// Remote address of RDMA and atomic operations.
+    pub remote_addr: u64,
+    /// Remote key of RDMA and atomic operations.
+    pub rkey: u32,
+    /// Compare (compare-and-swap) or add (fetch-and-add) operand.
+    pub compare_add: u64,
+    /// Swap operand.
+    pub swap: u64,
+}
+
+impl<'a> SendWr<'a> {
+    /// A signaled SEND of `sges`.
+    pub fn send(wr_id: u64, sges: &'a [Sge]) -> SendWr<'a> {
+        SendWr {
+            wr_id,
+            opcode: opcode::SEND,
+            flags: send_flags::SIGNALED,
+            imm_or_inv: 0,
+            sges,
+            remote_addr: 0,
+            rkey: 0,
+            compare_add: 0,
+            swap: 0,
+        }
+    }
+
+    /// The message length: the sum of the entries' lengths.
+    pub fn length(&self) -> u64 {
+        self.sges.iter().map(|s| u64::from(s.length)).sum()
+    }
+
+    /// Whether the opcode reads or writes remote memory through `remote_addr`/`rkey`.
+    pub fn is_rdma(&self) -> bool {
+        matches!(
+            self.opcode,
+            opcode::RDMA_WRITE | opcode::RDMA_WRITE_WITH_IMM | opcode::RDMA_READ
+        )
+    }
+
+    /// Whether the opcode is an atomic.
+    pub fn is_atomic(&self) -> bool {
+        matches!(
+            self.opcode,
+            opcode::ATOMIC_CMP_AND_SWP | opcode::ATOMIC_FETCH_AND_ADD
+        )
+    }
+}
+
+/// A receive work request.
+#[derive(Debug, Clone, Copy)]
+pub struct RecvWr<'a> {
+    /// Returned in the completion.
+    pub wr_id: u64,
+    /// Where the message goes.
+    pub sges: &'a [Sge],
+}
+
+/// A failed post: how many work requests went in before the one that failed, and why it failed
+/// (the `bad_wr` contract of `ibv_post_send`: nothing after it was posted).
+#[derive(Debug)]
+pub struct PostError {
+    /// The index of the first work request that was not posted.
+    pub index: usize,
+    /// Why.
+    pub error: crate::Error,
+}
+
+impl std::fmt::Display for PostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "work request {} not posted: {}", self.index, self.error)
+    }
+}
+
+impl std::error::Error for PostError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl From<PostError> for crate::Error {
+    fn from(e: PostError) -> crate::Error {
+        e.error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sge_is_ibv_sge() {
+        assert_eq!(std::mem::size_of::<Sge>(), 16);
+        assert_eq!(
+            std::mem::size_of::<Sge>(),
+            std::mem::size_of::<uverbs_uapi::rxe_sge>()
+        );
+    }
+
+    #[test]
+    fn length_sums_without_overflow() {
+        let sges = [Sge {
+            addr: 0,
+            length: u32::MAX,
+            lkey: 0,
+        }; 3];
+        assert_eq!(SendWr::send(1, &sges).length(), 3 * u64::from(u32::MAX));
+    }
+}

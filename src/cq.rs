@@ -1,0 +1,103 @@
+//! Completion queues: [`CompletionQueue`].
+
+use std::io;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::provider::Backend;
+use uverbs_drivers::rxe::cq::RxeCq;
+
+use crate::context::{Context, Inner as CtxInner};
+use crate::ibv::ibv_wc;
+
+/// The backend's completion queue.
+#[derive(Debug)]
+pub(crate) enum CqImpl {
+    Rxe(RxeCq),
+}
+
+impl CqImpl {
+    pub(crate) fn handle(&self) -> u32 {
+        match self {
+            CqImpl::Rxe(cq) => cq.handle(),
+        }
+    }
+}
+
+/// The kernel object and ring behind a completion queue, shared with the queue pairs that use it.
+#[derive(Debug)]
+pub(crate) struct CqInner {
+    // Dropped before `_ctx`: the CQ is destroyed while its context is still open.
+    pub(crate) imp: CqImpl,
+    pub(crate) _ctx: Arc<CtxInner>,
+}
+
+/// A completion queue: where work requests report that they finished.
+///
+/// Polling makes no system call. `CompletionQueue` is `Send + Sync`; concurrent pollers each get
+/// distinct completions.
+#[derive(Debug)]
+pub struct CompletionQueue<'ctx> {
+    pub(crate) inner: Arc<CqInner>,
+    _ctx: PhantomData<&'ctx Context>,
+}
+
+impl<'ctx> CompletionQueue<'ctx> {
+    pub(crate) fn new(
+        ctx: &'ctx Context,
+        min_cq_entries: i32,
+        id: isize,
+    ) -> io::Result<CompletionQueue<'ctx>> {
+        let inner = ctx.inner();
+        let cqe = u32::try_from(min_cq_entries)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| Error::InvalidArgument {
+                verb: Verb::CreateCq,
+                what: format!("{min_cq_entries} completion queue entries"),
+            })?;
+        let imp = match inner.drv.backend() {
+            Backend::Rxe(_) => CqImpl::Rxe(RxeCq::create(&inner.drv, cqe, id as u64, 0, None)?),
+            _ => {
+                return Err(Error::Unsupported {
+                    verb: Verb::CreateCq,
+                }
+                .into())
+            }
+        };
+        Ok(CompletionQueue {
+            inner: Arc::new(CqInner {
+                imp,
+                _ctx: Arc::clone(inner),
+            }),
+            _ctx: PhantomData,
+        })
+    }
+
+    /// Takes up to `completions.len()` completions, oldest first, and returns the filled prefix;
+    /// empty when none is waiting. Never blocks and makes no system call.
+    ///
+    /// When a completion's status is not success, only its `wr_id`, status, vendor error and
+    /// `qp_num` are meaningful.
+    #[inline]
+    pub fn poll<'c>(&self, completions: &'c mut [ibv_wc]) -> io::Result<&'c mut [ibv_wc]> {
+        let n = match &self.inner.imp {
+            CqImpl::Rxe(cq) => {
+                let mut i = 0;
+                cq.poll(completions.len(), |wc| {
+                    completions[i] = ibv_wc::from_kernel(wc);
+                    i += 1;
+                })
+            }
+        };
+        Ok(&mut completions[..n])
+    }
+
+    /// How many completions the queue holds.
+    pub fn capacity(&self) -> u32 {
+        match &self.inner.imp {
+            CqImpl::Rxe(cq) => cq.entries(),
+        }
+    }
+}

@@ -1,0 +1,604 @@
+//! The `ibv_*` types of the `ibverbs` crate (0.9.2), with the same names, shapes and values, so that
+//! programs written against it compile unchanged.
+//!
+//! `ibv_qp_type`, `ibv_wc_status`, `ibv_wc_opcode`, `ibv_qp_state` and `ibv_wr_opcode` are modules
+//! holding `pub type Type = u32` and the constants, as bindgen's "constified enum modules" are;
+//! `ibv_access_flags`, `ibv_wc_flags`, `ibv_send_flags` and `ibv_qp_attr_mask` are `u32` newtypes with
+//! associated constants and bit operators; `ibv_gid_type` and `ibv_mtu` are `u32` aliases.
+#![allow(non_camel_case_types, non_upper_case_globals)]
+
+use std::fmt;
+
+macro_rules! constified_enum_module {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $value:expr),+ $(,)? }) => {
+        $(#[$meta])*
+        pub mod $name {
+            /// The enum's type: a C `unsigned int`.
+            pub type Type = u32;
+            $($(#[$vmeta])* pub const $variant: Type = $value;)+
+        }
+    };
+}
+
+constified_enum_module! {
+    /// Queue pair transport types (`enum ibv_qp_type`).
+    ibv_qp_type {
+        /// Reliable connection.
+        IBV_QPT_RC = 2,
+        /// Unreliable connection.
+        IBV_QPT_UC = 3,
+        /// Unreliable datagram.
+        IBV_QPT_UD = 4,
+        /// Raw packet.
+        IBV_QPT_RAW_PACKET = 8,
+        /// XRC send side.
+        IBV_QPT_XRC_SEND = 9,
+        /// XRC receive side.
+        IBV_QPT_XRC_RECV = 10,
+        /// Driver specific.
+        IBV_QPT_DRIVER = 255,
+    }
+}
+
+constified_enum_module! {
+    /// Work completion status (`enum ibv_wc_status`).
+    ibv_wc_status {
+        /// Success.
+        IBV_WC_SUCCESS = 0,
+        /// Local length error.
+        IBV_WC_LOC_LEN_ERR = 1,
+        /// Local QP operation error.
+        IBV_WC_LOC_QP_OP_ERR = 2,
+        /// Local EE context operation error.
+        IBV_WC_LOC_EEC_OP_ERR = 3,
+        /// Local protection error.
+        IBV_WC_LOC_PROT_ERR = 4,
+        /// Flushed: the QP went to the error state.
+        IBV_WC_WR_FLUSH_ERR = 5,
+        /// Memory window bind error.
+        IBV_WC_MW_BIND_ERR = 6,
+        /// Bad response.
+        IBV_WC_BAD_RESP_ERR = 7,
+        /// Local access error.
+        IBV_WC_LOC_ACCESS_ERR = 8,
+        /// Remote invalid request.
+        IBV_WC_REM_INV_REQ_ERR = 9,
+        /// Remote access error.
+        IBV_WC_REM_ACCESS_ERR = 10,
+        /// Remote operation error.
+        IBV_WC_REM_OP_ERR = 11,
+        /// Transport retries exceeded.
+        IBV_WC_RETRY_EXC_ERR = 12,
+        /// RNR retries exceeded.
+        IBV_WC_RNR_RETRY_EXC_ERR = 13,
+        /// Local RDD violation.
+        IBV_WC_LOC_RDD_VIOL_ERR = 14,
+        /// Remote invalid RD request.
+        IBV_WC_REM_INV_RD_REQ_ERR = 15,
+        /// Remote aborted.
+        IBV_WC_REM_ABORT_ERR = 16,
+        /// Invalid EE context number.
+        IBV_WC_INV_EECN_ERR = 17,
+        /// Invalid EE context state.
+        IBV_WC_INV_EEC_STATE_ERR = 18,
+        /// Fatal error.
+        IBV_WC_FATAL_ERR = 19,
+        /// Response timeout.
+        IBV_WC_RESP_TIMEOUT_ERR = 20,
+        /// General error.
+        IBV_WC_GENERAL_ERR = 21,
+        /// Tag matching error.
+        IBV_WC_TM_ERR = 22,
+        /// Tag matching rendezvous incomplete.
+        IBV_WC_TM_RNDV_INCOMPLETE = 23,
+    }
+}
+
+constified_enum_module! {
+    /// Work completion opcodes (`enum ibv_wc_opcode`).
+    ibv_wc_opcode {
+        /// A send completed.
+        IBV_WC_SEND = 0,
+        /// An RDMA write completed.
+        IBV_WC_RDMA_WRITE = 1,
+        /// An RDMA read completed.
+        IBV_WC_RDMA_READ = 2,
+        /// A compare-and-swap completed.
+        IBV_WC_COMP_SWAP = 3,
+        /// A fetch-and-add completed.
+        IBV_WC_FETCH_ADD = 4,
+        /// A memory window bind completed.
+        IBV_WC_BIND_MW = 5,
+        /// A local invalidate completed.
+        IBV_WC_LOCAL_INV = 6,
+        /// A TSO send completed.
+        IBV_WC_TSO = 7,
+        /// A flush completed.
+        IBV_WC_FLUSH = 8,
+        /// An atomic write completed.
+        IBV_WC_ATOMIC_WRITE = 9,
+        /// A message was received.
+        IBV_WC_RECV = 128,
+        /// An RDMA write with immediate data was received.
+        IBV_WC_RECV_RDMA_WITH_IMM = 129,
+        /// Tag matching: add.
+        IBV_WC_TM_ADD = 130,
+        /// Tag matching: delete.
+        IBV_WC_TM_DEL = 131,
+        /// Tag matching: sync.
+        IBV_WC_TM_SYNC = 132,
+        /// Tag matching: receive.
+        IBV_WC_TM_RECV = 133,
+        /// Tag matching: no tag.
+        IBV_WC_TM_NO_TAG = 134,
+        /// Driver specific.
+        IBV_WC_DRIVER1 = 135,
+        /// Driver specific.
+        IBV_WC_DRIVER2 = 136,
+        /// Driver specific.
+        IBV_WC_DRIVER3 = 137,
+    }
+}
+
+constified_enum_module! {
+    /// Queue pair states (`enum ibv_qp_state`).
+    ibv_qp_state {
+        /// Reset.
+        IBV_QPS_RESET = 0,
+        /// Initialised.
+        IBV_QPS_INIT = 1,
+        /// Ready to receive.
+        IBV_QPS_RTR = 2,
+        /// Ready to send.
+        IBV_QPS_RTS = 3,
+        /// Send queue drained.
+        IBV_QPS_SQD = 4,
+        /// Send queue error.
+        IBV_QPS_SQE = 5,
+        /// Error.
+        IBV_QPS_ERR = 6,
+        /// Unknown.
+        IBV_QPS_UNKNOWN = 7,
+    }
+}
+
+constified_enum_module! {
+    /// Send work request opcodes (`enum ibv_wr_opcode`).
+    ibv_wr_opcode {
+        /// RDMA write.
+        IBV_WR_RDMA_WRITE = 0,
+        /// RDMA write with immediate data.
+        IBV_WR_RDMA_WRITE_WITH_IMM = 1,
+        /// Send.
+        IBV_WR_SEND = 2,
+        /// Send with immediate data.
+        IBV_WR_SEND_WITH_IMM = 3,
+        /// RDMA read.
+        IBV_WR_RDMA_READ = 4,
+        /// Atomic compare and swap.
+        IBV_WR_ATOMIC_CMP_AND_SWP = 5,
+        /// Atomic fetch and add.
+        IBV_WR_ATOMIC_FETCH_AND_ADD = 6,
+        /// Local invalidate.
+        IBV_WR_LOCAL_INV = 7,
+        /// Bind a memory window.
+        IBV_WR_BIND_MW = 8,
+        /// Send with invalidate.
+        IBV_WR_SEND_WITH_INV = 9,
+        /// TCP segmentation offload.
+        IBV_WR_TSO = 10,
+        /// Driver specific.
+        IBV_WR_DRIVER1 = 11,
+        /// Flush.
+        IBV_WR_FLUSH = 14,
+        /// Atomic write.
+        IBV_WR_ATOMIC_WRITE = 15,
+    }
+}
+
+macro_rules! bitfield_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $value:expr),+ $(,)? }) => {
+        $(#[$meta])*
+        #[repr(transparent)]
+        #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            $($(#[$vmeta])* pub const $variant: $name = $name($value);)+
+        }
+
+        impl std::ops::BitOr for $name {
+            type Output = Self;
+            #[inline]
+            fn bitor(self, other: Self) -> Self {
+                $name(self.0 | other.0)
+            }
+        }
+
+        impl std::ops::BitOrAssign for $name {
+            #[inline]
+            fn bitor_assign(&mut self, rhs: Self) {
+                self.0 |= rhs.0;
+            }
+        }
+
+        impl std::ops::BitAnd for $name {
+            type Output = Self;
+            #[inline]
+            fn bitand(self, other: Self) -> Self {
+                $name(self.0 & other.0)
+            }
+        }
+
+        impl std::ops::BitAndAssign for $name {
+            #[inline]
+            fn bitand_assign(&mut self, rhs: Self) {
+                self.0 &= rhs.0;
+            }
+        }
+    };
+}
+
+bitfield_enum! {
+    /// Memory region and queue pair access flags (`enum ibv_access_flags`).
+    ibv_access_flags {
+        /// The local HCA may write the memory.
+        IBV_ACCESS_LOCAL_WRITE = 1,
+        /// Peers may RDMA-write the memory.
+        IBV_ACCESS_REMOTE_WRITE = 2,
+        /// Peers may RDMA-read the memory.
+        IBV_ACCESS_REMOTE_READ = 4,
+        /// Peers may run atomics on the memory.
+        IBV_ACCESS_REMOTE_ATOMIC = 8,
+        /// Memory windows may be bound to the region.
+        IBV_ACCESS_MW_BIND = 16,
+        /// Addresses are offsets from the region's start.
+        IBV_ACCESS_ZERO_BASED = 32,
+        /// On-demand paging.
+        IBV_ACCESS_ON_DEMAND = 64,
+        /// Huge pages.
+        IBV_ACCESS_HUGETLB = 128,
+        /// Global flush.
+        IBV_ACCESS_FLUSH_GLOBAL = 256,
+        /// Persistent flush.
+        IBV_ACCESS_FLUSH_PERSISTENT = 512,
+        /// Relaxed ordering.
+        IBV_ACCESS_RELAXED_ORDERING = 1 << 20,
+    }
+}
+
+bitfield_enum! {
+    /// Work completion flags (`enum ibv_wc_flags`).
+    ibv_wc_flags {
+        /// A GRH is present in the receive buffer.
+        IBV_WC_GRH = 1,
+        /// The completion carries immediate data.
+        IBV_WC_WITH_IMM = 2,
+        /// The IP checksum was verified.
+        IBV_WC_IP_CSUM_OK = 4,
+        /// The completion carries an invalidated rkey.
+        IBV_WC_WITH_INV = 8,
+        /// Tag matching: sync request.
+        IBV_WC_TM_SYNC_REQ = 16,
+        /// Tag matching: match.
+        IBV_WC_TM_MATCH = 32,
+        /// Tag matching: data valid.
+        IBV_WC_TM_DATA_VALID = 64,
+    }
+}
+
+bitfield_enum! {
+    /// Send flags (`enum ibv_send_flags`).
+    ibv_send_flags {
+        /// Fence.
+        IBV_SEND_FENCE = 1,
+        /// Generate a completion.
+        IBV_SEND_SIGNALED = 2,
+        /// Solicited event.
+        IBV_SEND_SOLICITED = 4,
+        /// Inline data.
+        IBV_SEND_INLINE = 8,
+        /// IP checksum offload.
+        IBV_SEND_IP_CSUM = 16,
+    }
+}
+
+bitfield_enum! {
+    /// Which `ibv_qp_attr` fields a modify or query uses (`enum ibv_qp_attr_mask`).
+    ibv_qp_attr_mask {
+        /// `qp_state`.
+        IBV_QP_STATE = 1 << 0,
+        /// `cur_qp_state`.
+        IBV_QP_CUR_STATE = 1 << 1,
+        /// `en_sqd_async_notify`.
+        IBV_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+        /// `qp_access_flags`.
+        IBV_QP_ACCESS_FLAGS = 1 << 3,
+        /// `pkey_index`.
+        IBV_QP_PKEY_INDEX = 1 << 4,
+        /// `port_num`.
+        IBV_QP_PORT = 1 << 5,
+        /// `qkey`.
+        IBV_QP_QKEY = 1 << 6,
+        /// `ah_attr`.
+        IBV_QP_AV = 1 << 7,
+        /// `path_mtu`.
+        IBV_QP_PATH_MTU = 1 << 8,
+        /// `timeout`.
+        IBV_QP_TIMEOUT = 1 << 9,
+        /// `retry_cnt`.
+        IBV_QP_RETRY_CNT = 1 << 10,
+        /// `rnr_retry`.
+        IBV_QP_RNR_RETRY = 1 << 11,
+        /// `rq_psn`.
+        IBV_QP_RQ_PSN = 1 << 12,
+        /// `max_rd_atomic`.
+        IBV_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+        /// `alt_ah_attr` and friends.
+        IBV_QP_ALT_PATH = 1 << 14,
+        /// `min_rnr_timer`.
+        IBV_QP_MIN_RNR_TIMER = 1 << 15,
+        /// `sq_psn`.
+        IBV_QP_SQ_PSN = 1 << 16,
+        /// `max_dest_rd_atomic`.
+        IBV_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+        /// `path_mig_state`.
+        IBV_QP_PATH_MIG_STATE = 1 << 18,
+        /// `cap`.
+        IBV_QP_CAP = 1 << 19,
+        /// `dest_qp_num`.
+        IBV_QP_DEST_QPN = 1 << 20,
+        /// `rate_limit`.
+        IBV_QP_RATE_LIMIT = 1 << 25,
+    }
+}
+
+/// The kind of a GID table entry (`enum ibv_gid_type`): 0 IB, 1 RoCE v1, 2 RoCE v2.
+pub type ibv_gid_type = u32;
+/// InfiniBand GID.
+pub const IBV_GID_TYPE_IB: ibv_gid_type = 0;
+/// RoCE v1 GID.
+pub const IBV_GID_TYPE_ROCE_V1: ibv_gid_type = 1;
+/// RoCE v2 GID.
+pub const IBV_GID_TYPE_ROCE_V2: ibv_gid_type = 2;
+
+/// A path MTU (`enum ibv_mtu`): 1 = 256 bytes ... 5 = 4096 bytes.
+pub type ibv_mtu = u32;
+/// 256 bytes.
+pub const IBV_MTU_256: ibv_mtu = 1;
+/// 512 bytes.
+pub const IBV_MTU_512: ibv_mtu = 2;
+/// 1024 bytes.
+pub const IBV_MTU_1024: ibv_mtu = 3;
+/// 2048 bytes.
+pub const IBV_MTU_2048: ibv_mtu = 4;
+/// 4096 bytes.
+pub const IBV_MTU_4096: ibv_mtu = 5;
+
+pub use uverbs_drivers::gid::{ibv_gid, ibv_gid_global};
+
+/// A work completion (`struct ibv_wc`), 48 bytes in the C layout.
+///
+/// As in `ibverbs`, `wr_id`, `status`, `opcode`, `vendor_err` and `byte_len` are read through
+/// accessors; when the status is not success only `wr_id`, the status, `vendor_err` and `qp_num` are
+/// meaningful. `imm_data` is as it came off the wire (network byte order).
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct ibv_wc {
+    wr_id: u64,
+    status: ibv_wc_status::Type,
+    opcode: ibv_wc_opcode::Type,
+    vendor_err: u32,
+    byte_len: u32,
+    /// Immediate data (network byte order), or the invalidated rkey.
+    pub imm_data: u32,
+    /// The local queue pair number.
+    pub qp_num: u32,
+    /// The remote queue pair number (UD).
+    pub src_qp: u32,
+    /// Completion flags.
+    pub wc_flags: ibv_wc_flags,
+    /// P_Key index (GSI).
+    pub pkey_index: u16,
+    /// Source LID (UD on InfiniBand).
+    pub slid: u16,
+    /// Service level (UD).
+    pub sl: u8,
+    /// Destination LID path bits (UD on InfiniBand).
+    pub dlid_path_bits: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<ibv_wc>() == 48);
+
+impl Default for ibv_wc {
+    /// An invalid completion (status `IBV_WC_GENERAL_ERR`), as in `ibverbs`.
+    fn default() -> Self {
+        ibv_wc {
+            wr_id: 0,
+            status: ibv_wc_status::IBV_WC_GENERAL_ERR,
+            opcode: ibv_wc_opcode::IBV_WC_LOCAL_INV,
+            vendor_err: 0,
+            byte_len: 0,
+            imm_data: 0,
+            qp_num: 0,
+            src_qp: 0,
+            wc_flags: ibv_wc_flags(0),
+            pkey_index: 0,
+            slid: 0,
+            sl: 0,
+            dlid_path_bits: 0,
+        }
+    }
+}
+
+#[allow(clippy::len_without_is_empty)]
+impl ibv_wc {
+    /// The work request id given when the request was posted.
+    #[inline]
+    pub fn wr_id(&self) -> u64 {
+        self.wr_id
+    }
+
+    /// The number of bytes transferred (received messages and RDMA reads).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.byte_len as usize
+    }
+
+    /// Whether the work request completed successfully.
+    #[inline]
+    pub fn is_valid(&self) -> bool {
+        self.status == ibv_wc_status::IBV_WC_SUCCESS
+    }
+
+    /// The status and vendor error, if the work request failed.
+    #[inline]
+    pub fn error(&self) -> Option<(ibv_wc_status::Type, u32)> {
+        match self.status {
+            ibv_wc_status::IBV_WC_SUCCESS => None,
+            status => Some((status, self.vendor_err)),
+        }
+    }
+
+    /// The operation that completed.
+    #[inline]
+    pub fn opcode(&self) -> ibv_wc_opcode::Type {
+        self.opcode
+    }
+
+    /// The immediate data, if the completion carries some (network byte order).
+    #[inline]
+    pub fn imm_data(&self) -> Option<u32> {
+        if self.is_valid() && (self.wc_flags & ibv_wc_flags::IBV_WC_WITH_IMM).0 != 0 {
+            Some(self.imm_data)
+        } else {
+            None
+        }
+    }
+
+    /// The status (`ibv_wc_status::*`), also when it is success.
+    #[inline]
+    pub fn status(&self) -> ibv_wc_status::Type {
+        self.status
+    }
+
+    /// The vendor error (meaningful when the status is not success).
+    #[inline]
+    pub fn vendor_err(&self) -> u32 {
+        self.vendor_err
+    }
+
+    /// Converts the kernel's completion record. The kernel's `IB_WC_WITH_INVALIDATE` (4) becomes
+    /// libibverbs' `IBV_WC_WITH_INV` (8); the other flags have the same values.
+    #[inline]
+    pub(crate) fn from_kernel(wc: &uverbs_drivers::uapi::ib_uverbs_wc) -> ibv_wc {
+        const KERNEL_WITH_INVALIDATE: u32 = 4;
+        let mut flags =
+            wc.wc_flags & (ibv_wc_flags::IBV_WC_GRH.0 | ibv_wc_flags::IBV_WC_WITH_IMM.0);
+        if wc.wc_flags & KERNEL_WITH_INVALIDATE != 0 {
+            flags |= ibv_wc_flags::IBV_WC_WITH_INV.0;
+        }
+        ibv_wc {
+            wr_id: wc.wr_id,
+            status: wc.status,
+            opcode: wc.opcode,
+            vendor_err: wc.vendor_err,
+            byte_len: wc.byte_len,
+            imm_data: wc.ex,
+            qp_num: wc.qp_num,
+            src_qp: wc.src_qp,
+            wc_flags: ibv_wc_flags(flags),
+            pkey_index: wc.pkey_index,
+            slid: wc.slid,
+            sl: wc.sl,
+            dlid_path_bits: wc.dlid_path_bits,
+        }
+    }
+}
+
+/// The name rdma-core's `ibv_wc_status_str` gives a status.
+pub fn wc_status_str(status: ibv_wc_status::Type) -> &'static str {
+    const NAMES: [&str; 24] = [
+        "success",
+        "local length error",
+        "local QP operation error",
+        "local EE context operation error",
+        "local protection error",
+        "Work Request Flushed Error",
+        "memory management operation error",
+        "bad response error",
+        "local access error",
+        "remote invalid request error",
+        "remote access error",
+        "remote operation error",
+        "transport retry counter exceeded",
+        "RNR retry counter exceeded",
+        "local RDD violation error",
+        "remote invalid RD request",
+        "aborted error",
+        "invalid EE context number",
+        "invalid EE context state",
+        "fatal error",
+        "response timeout error",
+        "general error",
+        "TM error",
+        "TM software rendezvous",
+    ];
+    NAMES.get(status as usize).copied().unwrap_or("unknown")
+}
+
+impl fmt::Display for ibv_access_flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wc_layout_is_the_c_layout() {
+        assert_eq!(std::mem::size_of::<ibv_wc>(), 48);
+        assert_eq!(std::mem::align_of::<ibv_wc>(), 8);
+        assert_eq!(std::mem::offset_of!(ibv_wc, imm_data), 24);
+        assert_eq!(std::mem::offset_of!(ibv_wc, wc_flags), 36);
+        assert_eq!(std::mem::offset_of!(ibv_wc, dlid_path_bits), 45);
+    }
+
+    #[test]
+    fn default_wc_is_invalid() {
+        let wc = ibv_wc::default();
+        assert!(!wc.is_valid());
+        assert_eq!(wc.error(), Some((ibv_wc_status::IBV_WC_GENERAL_ERR, 0)));
+        assert_eq!(wc.imm_data(), None);
+    }
+
+    #[test]
+    fn kernel_flags_are_translated() {
+        let k = uverbs_drivers::uapi::ib_uverbs_wc {
+            wc_flags: 1 | 2 | 4,
+            ex: 0x1234_5678,
+            ..Default::default()
+        };
+        let wc = ibv_wc::from_kernel(&k);
+        assert_eq!(
+            wc.wc_flags,
+            ibv_wc_flags::IBV_WC_GRH
+                | ibv_wc_flags::IBV_WC_WITH_IMM
+                | ibv_wc_flags::IBV_WC_WITH_INV
+        );
+        assert_eq!(wc.imm_data(), Some(0x1234_5678));
+    }
+
+    #[test]
+    fn flags_combine() {
+        let a = ibv_access_flags::IBV_ACCESS_LOCAL_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_READ;
+        assert_eq!(a.0, 5);
+        assert_eq!((a & ibv_access_flags::IBV_ACCESS_REMOTE_READ).0, 4);
+        assert_eq!(
+            wc_status_str(ibv_wc_status::IBV_WC_WR_FLUSH_ERR),
+            "Work Request Flushed Error"
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! Memory regions: [`MemoryRegion`] and [`RemoteKey`].
+
+use std::io;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::verbs::MrKeys;
+use uverbs_drivers::wr::Sge;
+
+use crate::ibv::ibv_access_flags;
+use crate::pd::PdInner;
+
+/// Memory registered for RDMA: a buffer of `T`s the device may access, with its keys.
+///
+/// Dereferences to `[T]`. The buffer never moves or grows while registered. The region keeps its
+/// protection domain alive.
+#[derive(Debug)]
+pub struct MemoryRegion<T> {
+    // Field order matters: `Drop` deregisters first, then the buffer is freed.
+    keys: MrKeys,
+    pd: Arc<PdInner>,
+    data: Vec<T>,
+}
+
+impl<T> MemoryRegion<T> {
+    pub(crate) fn register(
+        pd: Arc<PdInner>,
+        data: Vec<T>,
+        access: ibv_access_flags,
+    ) -> io::Result<MemoryRegion<T>> {
+        let len = std::mem::size_of_val(data.as_slice());
+        if len == 0 {
+            return Err(Error::InvalidArgument {
+                verb: Verb::RegMr,
+                what: "an empty buffer".into(),
+            }
+            .into());
+        }
+        let addr = data.as_ptr() as u64;
+        let keys = pd
+            .ctx
+            .drv
+            .reg_mr(pd.handle, addr, len as u64, addr, access.0)?;
+        Ok(MemoryRegion { keys, pd, data })
+    }
+
+    /// The key peers use to access this region remotely.
+    pub fn rkey(&self) -> RemoteKey {
+        RemoteKey {
+            key: self.keys.rkey,
+        }
+    }
+
+    pub(crate) fn pd_inner(&self) -> Arc<PdInner> {
+        Arc::clone(&self.pd)
+    }
+
+    /// The local key, for scatter/gather entries.
+    pub fn lkey(&self) -> u32 {
+        self.keys.lkey
+    }
+
+    /// The scatter/gather entry covering `range` of this region, or `None` if the range is not inside
+    /// it (or is larger than a message can be).
+    pub(crate) fn sge<R: MrRange>(&self, range: R) -> Option<Sge> {
+        let (start, end) = range.bounds(self.data.len())?;
+        let size = std::mem::size_of::<T>();
+        let length = u32::try_from((end - start).checked_mul(size)?).ok()?;
+        Some(Sge {
+            addr: self.data.as_ptr() as u64 + (start * size) as u64,
+            length,
+            lkey: self.keys.lkey,
+        })
+    }
+}
+
+impl<T> Deref for MemoryRegion<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.data
+    }
+}
+
+impl<T> DerefMut for MemoryRegion<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+}
+
+impl<T> Drop for MemoryRegion<T> {
+    fn drop(&mut self) {
+        if let Err(e) = self.pd.ctx.drv.dereg_mr(self.keys.handle) {
+            uverbs_drivers::report_drop_error("memory region", &e);
+        }
+    }
+}
+
+/// A key that authorizes direct memory access to a memory region.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct RemoteKey {
+    /// The actual key value.
+    pub key: u32,
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for std::ops::Range<usize> {}
+    impl Sealed for std::ops::RangeTo<usize> {}
+    impl Sealed for std::ops::RangeFrom<usize> {}
+    impl Sealed for std::ops::RangeFull {}
+}
+
+/// The ranges a work request may take of a memory region: `a..b`, `..b`, `a..` and `..` (those
+/// `ibverbs` takes). Out-of-bounds ranges are an error, not a panic.
+pub trait MrRange: sealed::Sealed {
+    /// The range as `(start, end)` element indices within `len`, if it fits.
+    fn bounds(&self, len: usize) -> Option<(usize, usize)>;
+}
+
+impl MrRange for std::ops::Range<usize> {
+    fn bounds(&self, len: usize) -> Option<(usize, usize)> {
+        (self.start <= self.end && self.end <= len).then_some((self.start, self.end))
+    }
+}
+
+impl MrRange for std::ops::RangeTo<usize> {
+    fn bounds(&self, len: usize) -> Option<(usize, usize)> {
+        (self.end <= len).then_some((0, self.end))
+    }
+}
+
+impl MrRange for std::ops::RangeFrom<usize> {
+    fn bounds(&self, len: usize) -> Option<(usize, usize)> {
+        (self.start <= len).then_some((self.start, len))
+    }
+}
+
+impl MrRange for std::ops::RangeFull {
+    fn bounds(&self, len: usize) -> Option<(usize, usize)> {
+        Some((0, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!((1..3).bounds(4), Some((1, 3)));
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = 3..1;
+        assert_eq!(reversed.bounds(4), None);
+        assert_eq!((1..5).bounds(4), None);
+        assert_eq!((..4).bounds(4), Some((0, 4)));
+        assert_eq!((..5).bounds(4), None);
+        assert_eq!((4..).bounds(4), Some((4, 4)));
+        assert_eq!((5..).bounds(4), None);
+        assert_eq!((..).bounds(4), Some((0, 4)));
+    }
+}

@@ -1,0 +1,106 @@
+//! Protection domains: [`ProtectionDomain`].
+
+use std::io;
+use std::sync::Arc;
+
+use uverbs_drivers::error::{Error, Verb};
+
+use crate::context::{Context, Inner as CtxInner};
+use crate::cq::CompletionQueue;
+use crate::ibv::{ibv_access_flags, ibv_qp_type};
+use crate::mr::MemoryRegion;
+use crate::qp::QueuePairBuilder;
+
+/// The kernel object behind a protection domain, shared by everything created in it, so that it
+/// outlives them whatever order they are dropped in.
+#[derive(Debug)]
+pub(crate) struct PdInner {
+    pub(crate) ctx: Arc<CtxInner>,
+    pub(crate) handle: u32,
+}
+
+impl Drop for PdInner {
+    fn drop(&mut self) {
+        if let Err(e) = self.ctx.drv.dealloc_pd(self.handle) {
+            uverbs_drivers::report_drop_error("protection domain", &e);
+        }
+    }
+}
+
+/// A protection domain: memory regions and queue pairs created in it may be used together.
+///
+/// Objects created from it keep its kernel object alive, so they may be dropped in any order.
+#[derive(Debug)]
+pub struct ProtectionDomain<'ctx> {
+    pub(crate) ctx: &'ctx Context,
+    pub(crate) inner: Arc<PdInner>,
+}
+
+impl<'ctx> ProtectionDomain<'ctx> {
+    pub(crate) fn new(ctx: &'ctx Context) -> io::Result<ProtectionDomain<'ctx>> {
+        let inner = ctx.inner();
+        let handle = inner.drv.alloc_pd(&mut [])?;
+        Ok(ProtectionDomain {
+            ctx,
+            inner: Arc::new(PdInner {
+                ctx: Arc::clone(inner),
+                handle,
+            }),
+        })
+    }
+
+    /// Starts building a queue pair of type `qp_type` in this domain, completing sends on `send` and
+    /// receives on `recv` (`ibverbs`' `create_qp`).
+    pub fn create_qp<'pd, 'scq, 'rcq, 'res>(
+        &'pd self,
+        send: &'scq CompletionQueue<'_>,
+        recv: &'rcq CompletionQueue<'_>,
+        qp_type: ibv_qp_type::Type,
+    ) -> QueuePairBuilder<'res>
+    where
+        'scq: 'res,
+        'rcq: 'res,
+        'pd: 'res,
+    {
+        QueuePairBuilder::new(self, send, recv, qp_type)
+    }
+
+    /// Allocates `n` default-initialised `T`s and registers them for local writes and remote reads,
+    /// writes and atomics (as `ibverbs` does).
+    ///
+    /// Unlike `ibverbs`, which panics, `n == 0` or a zero-sized `T` is an error.
+    pub fn allocate<T: Sized + Copy + Default>(&self, n: usize) -> io::Result<MemoryRegion<T>> {
+        self.allocate_with_access(
+            n,
+            ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
+                | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE
+                | ibv_access_flags::IBV_ACCESS_REMOTE_READ
+                | ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC,
+        )
+    }
+
+    /// Allocates `n` default-initialised `T`s and registers them with `access`.
+    pub fn allocate_with_access<T: Sized + Copy + Default>(
+        &self,
+        n: usize,
+        access: ibv_access_flags,
+    ) -> io::Result<MemoryRegion<T>> {
+        if n == 0 || std::mem::size_of::<T>() == 0 {
+            return Err(Error::InvalidArgument {
+                verb: Verb::RegMr,
+                what: "a memory region needs at least one non-zero-sized element".into(),
+            }
+            .into());
+        }
+        self.register(vec![T::default(); n], access)
+    }
+
+    /// Registers a vector the caller filled, with `access`. The region owns it until dropped.
+    pub fn register<T: Sized + Copy>(
+        &self,
+        data: Vec<T>,
+        access: ibv_access_flags,
+    ) -> io::Result<MemoryRegion<T>> {
+        MemoryRegion::register(Arc::clone(&self.inner), data, access)
+    }
+}
