@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use common::test_device;
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_opcode, ibv_wc_status,
-    CompletionQueue, Context, ErrorExt, MemoryRegion, PreparedQueuePair, ProtectionDomain, QpAttr,
-    QueuePair,
+    CompletionQueue, Context, ErrorExt, MemoryRegion, MrRange, PreparedQueuePair, ProtectionDomain,
+    QpAttr, QueuePair,
 };
 use uverbs_drivers::Error;
 
@@ -361,6 +361,29 @@ fn the_ibverbs_loopback_example_runs() {
     assert_eq!(lines, ["received", "sent"]);
 }
 
+/// Posts a receive. In these tests the regions outlive their queue pairs and are not read while a
+/// request is outstanding.
+fn recv<R: MrRange>(
+    qp: &mut QueuePair<'_>,
+    mr: &mut MemoryRegion<u8>,
+    range: R,
+    id: u64,
+) -> std::io::Result<()> {
+    // SAFETY: see above.
+    unsafe { qp.post_receive(mr, range, id) }
+}
+
+/// Posts a send, under the same terms as [`recv`].
+fn send<R: MrRange>(
+    qp: &mut QueuePair<'_>,
+    mr: &mut MemoryRegion<u8>,
+    range: R,
+    id: u64,
+) -> std::io::Result<()> {
+    // SAFETY: see `recv`.
+    unsafe { qp.post_send(mr, range, id) }
+}
+
 fn uverbs_error(e: &std::io::Error) -> &Error {
     e.uverbs_error()
         .unwrap_or_else(|| panic!("not a uverbs error: {e}"))
@@ -382,13 +405,12 @@ fn bad_input_is_a_typed_error_and_posts_nothing() {
     let prepared = prepare(&pd, &cq, 4);
     let ep = prepared.endpoint();
     let mut qp = prepared.into_queue_pair();
-    // SAFETY (all posts below): `mr` outlives the queue pair and nothing is posted on failure.
-    let e = unsafe { qp.post_receive(&mut mr, ..8, 1) }.unwrap_err();
+    let e = recv(&mut qp, &mut mr, ..8, 1).unwrap_err();
     assert!(
         matches!(uverbs_error(&e), Error::WrongState { state: 0, .. }),
         "{e}"
     );
-    let e = unsafe { qp.post_send(&mut mr, ..8, 1) }.unwrap_err();
+    let e = send(&mut qp, &mut mr, ..8, 1).unwrap_err();
     assert!(
         matches!(uverbs_error(&e), Error::WrongState { state: 0, .. }),
         "{e}"
@@ -443,7 +465,7 @@ fn bad_input_is_a_typed_error_and_posts_nothing() {
         qp.query().unwrap().qp_state,
         Some(ibv_qp_state::IBV_QPS_INIT)
     );
-    let e = unsafe { qp.post_send(&mut mr, ..8, 1) }.unwrap_err();
+    let e = send(&mut qp, &mut mr, ..8, 1).unwrap_err();
     assert!(
         matches!(uverbs_error(&e), Error::WrongState { state: 1, .. }),
         "{e}"
@@ -452,10 +474,10 @@ fn bad_input_is_a_typed_error_and_posts_nothing() {
     // Ranges outside the region, and regions of another protection domain.
     #[allow(clippy::reversed_empty_ranges)]
     for e in [
-        unsafe { qp.post_receive(&mut mr, ..65, 1) }.unwrap_err(),
-        unsafe { qp.post_receive(&mut mr, 65.., 1) }.unwrap_err(),
-        unsafe { qp.post_receive(&mut mr, 9..8, 1) }.unwrap_err(),
-        unsafe { qp.post_receive(&mut foreign, ..8, 1) }.unwrap_err(),
+        recv(&mut qp, &mut mr, ..65, 1).unwrap_err(),
+        recv(&mut qp, &mut mr, 65.., 1).unwrap_err(),
+        recv(&mut qp, &mut mr, 9..8, 1).unwrap_err(),
+        recv(&mut qp, &mut foreign, ..8, 1).unwrap_err(),
     ] {
         assert!(
             matches!(uverbs_error(&e), Error::InvalidArgument { .. }),
@@ -466,9 +488,9 @@ fn bad_input_is_a_typed_error_and_posts_nothing() {
     // A full receive queue.
     let cap = qp.caps().max_recv_wr;
     for i in 0..cap {
-        unsafe { qp.post_receive(&mut mr, ..8, u64::from(i)) }.unwrap();
+        recv(&mut qp, &mut mr, ..8, u64::from(i)).unwrap();
     }
-    let e = unsafe { qp.post_receive(&mut mr, ..8, 99) }.unwrap_err();
+    let e = recv(&mut qp, &mut mr, ..8, 99).unwrap_err();
     assert!(matches!(uverbs_error(&e), Error::QueueFull { .. }), "{e}");
 
     // To ERROR: every outstanding receive is flushed, with its wr_id and the QP number.
@@ -519,11 +541,9 @@ fn a_full_send_queue_is_a_typed_error_and_teardown_is_safe() {
     let mut mr = pd.allocate::<u8>(64).unwrap();
     let cap = a.caps().max_send_wr;
     for i in 0..cap {
-        // SAFETY: `mr` outlives the queue pairs.
-        unsafe { a.post_send(&mut mr, ..8, u64::from(i)) }.unwrap();
+        send(&mut a, &mut mr, ..8, u64::from(i)).unwrap();
     }
-    // SAFETY: as above.
-    let e = unsafe { a.post_send(&mut mr, ..8, 99) }.unwrap_err();
+    let e = send(&mut a, &mut mr, ..8, 99).unwrap_err();
     assert!(matches!(uverbs_error(&e), Error::QueueFull { .. }), "{e}");
     // Dropping a queue pair with outstanding work is fine, and so is a memory region outliving its
     // protection domain (it keeps the kernel object alive).
