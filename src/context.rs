@@ -9,6 +9,7 @@ use uverbs_drivers::context as drv;
 use uverbs_drivers::discover::{DeviceInfo, Driver};
 
 use crate::attr::{DeviceAttr, GidEntry, NodeType, PortAttr};
+use crate::channel::CompletionChannel;
 use crate::cq::CompletionQueue;
 use crate::pd::ProtectionDomain;
 
@@ -72,7 +73,24 @@ impl Context {
     /// Creates a completion queue with room for at least `min_cq_entries` completions. `id` is an
     /// opaque value the kernel reports in the queue's events.
     pub fn create_cq(&self, min_cq_entries: i32, id: isize) -> io::Result<CompletionQueue<'_>> {
-        CompletionQueue::new(self, min_cq_entries, id)
+        CompletionQueue::new(self, min_cq_entries, id, None, 0)
+    }
+
+    /// Creates a completion queue that reports to `channel` when armed, on completion vector
+    /// `comp_vector` (below [`Context::num_comp_vectors`]).
+    pub fn create_cq_with_channel(
+        &self,
+        min_cq_entries: i32,
+        id: isize,
+        channel: &CompletionChannel,
+        comp_vector: u32,
+    ) -> io::Result<CompletionQueue<'_>> {
+        CompletionQueue::new(self, min_cq_entries, id, Some(channel), comp_vector)
+    }
+
+    /// Creates a completion channel (`ibv_create_comp_channel`).
+    pub fn create_comp_channel(&self) -> io::Result<CompletionChannel> {
+        CompletionChannel::new(self)
     }
 
     /// Allocates a protection domain.

@@ -8,6 +8,9 @@ use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::provider::Backend;
 use uverbs_drivers::rxe::cq::RxeCq;
 
+use std::os::fd::AsFd;
+
+use crate::channel::CompletionChannel;
 use crate::context::{Context, Inner as CtxInner};
 use crate::ibv::ibv_wc;
 
@@ -28,8 +31,10 @@ impl CqImpl {
 /// The kernel object and ring behind a completion queue, shared with the queue pairs that use it.
 #[derive(Debug)]
 pub(crate) struct CqInner {
-    // Dropped before `_ctx`: the CQ is destroyed while its context is still open.
+    // Dropped before the others: the CQ is destroyed while its channel and context are still open.
     pub(crate) imp: CqImpl,
+    pub(crate) id: isize,
+    pub(crate) _channel: Option<CompletionChannel>,
     pub(crate) _ctx: Arc<CtxInner>,
 }
 
@@ -48,6 +53,8 @@ impl<'ctx> CompletionQueue<'ctx> {
         ctx: &'ctx Context,
         min_cq_entries: i32,
         id: isize,
+        channel: Option<&CompletionChannel>,
+        comp_vector: u32,
     ) -> io::Result<CompletionQueue<'ctx>> {
         let inner = ctx.inner();
         let cqe = u32::try_from(min_cq_entries)
@@ -58,7 +65,13 @@ impl<'ctx> CompletionQueue<'ctx> {
                 what: format!("{min_cq_entries} completion queue entries"),
             })?;
         let imp = match inner.drv.backend() {
-            Backend::Rxe(_) => CqImpl::Rxe(RxeCq::create(&inner.drv, cqe, id as u64, 0, None)?),
+            Backend::Rxe(_) => CqImpl::Rxe(RxeCq::create(
+                &inner.drv,
+                cqe,
+                id as u64,
+                comp_vector,
+                channel.map(|c| c.inner.fd.as_fd()),
+            )?),
             _ => {
                 return Err(Error::Unsupported {
                     verb: Verb::CreateCq,
@@ -69,6 +82,8 @@ impl<'ctx> CompletionQueue<'ctx> {
         Ok(CompletionQueue {
             inner: Arc::new(CqInner {
                 imp,
+                id,
+                _channel: channel.cloned(),
                 _ctx: Arc::clone(inner),
             }),
             _ctx: PhantomData,
@@ -92,6 +107,29 @@ impl<'ctx> CompletionQueue<'ctx> {
             }
         };
         Ok(&mut completions[..n])
+    }
+
+    /// Arms the queue: the next completion (or, with `solicited_only`, the next solicited one) makes
+    /// its completion channel report an event (`ibv_req_notify_cq`). Fails for a queue created
+    /// without a channel.
+    pub fn req_notify(&self, solicited_only: bool) -> io::Result<()> {
+        if self.inner._channel.is_none() {
+            return Err(Error::InvalidArgument {
+                verb: Verb::ReqNotifyCq,
+                what: "the completion queue has no completion channel".into(),
+            }
+            .into());
+        }
+        Ok(self
+            .inner
+            ._ctx
+            .drv
+            .req_notify_cq(self.inner.imp.handle(), solicited_only)?)
+    }
+
+    /// The `id` the queue was created with, which its channel's events carry.
+    pub fn id(&self) -> isize {
+        self.inner.id
     }
 
     /// How many completions the queue holds.

@@ -33,6 +33,7 @@
 #![deny(unsafe_code)]
 
 mod attr;
+mod channel;
 mod context;
 mod cq;
 mod device;
@@ -45,6 +46,7 @@ pub use attr::{
     AtomicCap, DeviceAttr, DeviceCapFlags, Gid, GidEntry, GidType, LinkLayer, Mtu, NodeType,
     OdpCaps, PhysState, PortAttr, PortCapFlags, PortState, Speed, Width,
 };
+pub use channel::CompletionChannel;
 pub use context::Context;
 pub use cq::CompletionQueue;
 pub use device::{devices, CommandPath, Device, DeviceList, DeviceListIter, Driver, Guid};

@@ -555,3 +555,56 @@ fn a_full_send_queue_is_a_typed_error_and_teardown_is_safe() {
     drop(cq);
     assert_eq!(uverbs_drivers::drop_errors(), 0);
 }
+
+#[test]
+fn a_completion_channel_wakes_up_on_a_completion() {
+    let Some(dev) = test_device("a_completion_channel_wakes_up_on_a_completion") else {
+        return;
+    };
+    let ctx = open(&dev);
+    let channel = ctx.create_comp_channel().unwrap();
+    let cq = ctx.create_cq_with_channel(16, 77, &channel, 0).unwrap();
+    assert_eq!(cq.id(), 77);
+    let plain = ctx.create_cq(4, 0).unwrap();
+    let e = plain.req_notify(false).unwrap_err();
+    assert!(
+        matches!(uverbs_error(&e), Error::InvalidArgument { .. }),
+        "{e}"
+    );
+    let pd = ctx.alloc_pd().unwrap();
+    let prepared = prepare(&pd, &cq, 4);
+    let ep = prepared.endpoint();
+    let mut qp = prepared.handshake(ep).unwrap();
+    let mut mr = pd.allocate::<u8>(16).unwrap();
+
+    // Not armed, or armed with nothing completing: no event.
+    assert_eq!(channel.try_get_event().unwrap(), None);
+    cq.req_notify(false).unwrap();
+    assert_eq!(
+        channel
+            .get_event_timeout(std::time::Duration::from_millis(200))
+            .unwrap(),
+        None
+    );
+    // A completion wakes the channel, once, naming the CQ by its id.
+    recv(&mut qp, &mut mr, 8.., 1).unwrap();
+    send(&mut qp, &mut mr, ..8, 2).unwrap();
+    let id = channel
+        .get_event_timeout(std::time::Duration::from_secs(30))
+        .unwrap();
+    assert_eq!(id, Some(77));
+    assert_eq!(poll_n(&cq, 2).len(), 2);
+    assert_eq!(
+        channel.try_get_event().unwrap(),
+        None,
+        "one event per arming"
+    );
+    // Not re-armed: the next completion raises no event.
+    recv(&mut qp, &mut mr, 8.., 3).unwrap();
+    send(&mut qp, &mut mr, ..8, 4).unwrap();
+    assert_eq!(poll_n(&cq, 2).len(), 2);
+    assert_eq!(channel.try_get_event().unwrap(), None);
+    // The fd is usable with poll(2) directly.
+    use std::os::fd::AsRawFd;
+    assert!(channel.as_raw_fd() >= 0);
+}

@@ -53,6 +53,10 @@ pub enum Verb {
     QueryQp,
     /// `DESTROY_QP`.
     DestroyQp,
+    /// `CREATE_COMP_CHANNEL`.
+    CreateCompChannel,
+    /// `REQ_NOTIFY_CQ`: arming a completion queue.
+    ReqNotifyCq,
     /// Posting send work requests (and ringing the send doorbell).
     PostSend,
     /// Posting receive work requests.
@@ -99,6 +103,8 @@ impl fmt::Display for Verb {
             Verb::ModifyQp => "MODIFY_QP",
             Verb::QueryQp => "QUERY_QP",
             Verb::DestroyQp => "DESTROY_QP",
+            Verb::CreateCompChannel => "CREATE_COMP_CHANNEL",
+            Verb::ReqNotifyCq => "REQ_NOTIFY_CQ",
             Verb::PostSend => "POST_SEND",
             Verb::PostRecv => "POST_RECV",
             Verb::PollCq => "POLL_CQ",

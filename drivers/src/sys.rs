@@ -98,6 +98,24 @@ pub fn read_event(fd: BorrowedFd<'_>, buf: &mut [u8]) -> nix::Result<usize> {
     nix::unistd::read(fd, buf)
 }
 
+/// Waits up to `timeout_ms` (negative: forever) for `fd` to become readable; whether it did.
+pub fn wait_readable(fd: BorrowedFd<'_>, timeout_ms: i32) -> nix::Result<bool> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout};
+    let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+    let timeout = if timeout_ms < 0 {
+        PollTimeout::NONE
+    } else {
+        PollTimeout::try_from(timeout_ms).unwrap_or(PollTimeout::MAX)
+    };
+    loop {
+        match nix::poll::poll(&mut fds, timeout) {
+            Ok(n) => return Ok(n > 0),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Takes ownership of a file descriptor that the kernel created for us and returned in an ioctl
 /// attribute.
 ///

@@ -13,7 +13,7 @@ use zerocopy::FromZeros;
 
 use crate::chan::{IoctlCmd, Outcome};
 use crate::context::Context;
-use crate::error::{Result, Verb};
+use crate::error::{Error, Result, Verb};
 
 /// The keys and handle of a registered memory region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +134,44 @@ impl Context {
             )?;
         }
         Ok(())
+    }
+
+    /// `CREATE_COMP_CHANNEL`: a file that completion events of the CQs created with it arrive on.
+    pub fn create_comp_channel(&self) -> Result<std::os::fd::OwnedFd> {
+        let mut req = uapi::ib_uverbs_create_comp_channel::new_zeroed();
+        let mut resp = uapi::ib_uverbs_create_comp_channel_resp::new_zeroed();
+        self.channel().write(
+            Verb::CreateCompChannel,
+            uapi::IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
+            &mut req,
+            &mut resp,
+            &[],
+            &mut [],
+        )?;
+        let fd = i32::try_from(resp.fd).map_err(|_| Error::Protocol {
+            verb: Verb::CreateCompChannel,
+            what: format!("fd {}", resp.fd),
+        })?;
+        // SAFETY: the command succeeded, so `fd` is the descriptor the kernel just installed for the new
+        // channel, owned by nothing else.
+        Ok(unsafe { crate::sys::adopt_fd(fd) })
+    }
+
+    /// `REQ_NOTIFY_CQ`: asks for one completion event on the CQ's channel at the next completion
+    /// (or the next solicited one).
+    pub fn req_notify_cq(&self, cq_handle: u32, solicited_only: bool) -> Result<()> {
+        let mut req = uapi::ib_uverbs_req_notify_cq {
+            cq_handle,
+            solicited_only: u32::from(solicited_only),
+        };
+        self.channel().write(
+            Verb::ReqNotifyCq,
+            uapi::IB_USER_VERBS_CMD_REQ_NOTIFY_CQ,
+            &mut req,
+            &mut (),
+            &[],
+            &mut [],
+        )
     }
 
     /// `CREATE_CQ` with at least `cqe` entries: returns (handle, entries granted). `channel` is a
