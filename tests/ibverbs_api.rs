@@ -38,12 +38,12 @@ fn signatures_are_those_of_ibverbs() {
         l.get(0)
     }
     let _ = get;
-    let _ = |l: &DeviceList| {
+    let _ = |l: &DeviceList| -> Vec<Option<std::ffi::CString>> {
         l.iter()
             .map(|d: Device<'_>| d.name().map(|n| n.to_owned()))
-            .count()
+            .collect()
     };
-    let _ = |l: &DeviceList| (&l).into_iter().count();
+    let _ = |l: &DeviceList| l.into_iter().count();
     let _ = |d: &Device<'_>| -> (io::Result<Context>, io::Result<Guid>, io::Result<i32>) {
         (d.open(), d.guid(), d.index())
     };
