@@ -41,6 +41,7 @@ mod ibv;
 mod mr;
 mod pd;
 mod qp;
+mod wr;
 
 pub use attr::{
     AtomicCap, DeviceAttr, DeviceCapFlags, Gid, GidEntry, GidType, LinkLayer, Mtu, NodeType,
@@ -64,6 +65,7 @@ pub use qp::{
     QueuePairEndpoint,
 };
 pub use uverbs_drivers::error::{Error, Verb};
+pub use wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest, Sge};
 
 /// Extension to get the typed [`Error`] out of an `io::Error` returned by this crate.
 pub trait ErrorExt {

@@ -10,6 +10,7 @@ use uverbs_drivers::wr::Sge;
 
 use crate::ibv::ibv_access_flags;
 use crate::pd::PdInner;
+use crate::wr::RemoteMemory;
 
 /// Memory registered for RDMA: a buffer of `T`s the device may access, with its keys.
 ///
@@ -61,9 +62,32 @@ impl<T> MemoryRegion<T> {
         self.keys.lkey
     }
 
-    /// The scatter/gather entry covering `range` of this region, or `None` if the range is not inside
-    /// it (or is larger than a message can be).
-    pub(crate) fn sge<R: MrRange>(&self, range: R) -> Option<Sge> {
+    /// The scatter/gather entry covering `range` of this region (in elements), for
+    /// [`crate::SendRequest`]s and [`crate::ReceiveRequest`]s. A range that is not inside the region
+    /// is an error.
+    pub fn sge<R: MrRange>(&self, range: R) -> io::Result<Sge> {
+        self.sge_of(range).ok_or_else(|| {
+            Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: format!(
+                    "the range is not inside the memory region of {} elements",
+                    self.data.len()
+                ),
+            }
+            .into()
+        })
+    }
+
+    /// The whole region as a peer targets it (address, rkey, length), to send to the peer.
+    pub fn remote(&self) -> RemoteMemory {
+        RemoteMemory {
+            addr: self.data.as_ptr() as u64,
+            rkey: self.keys.rkey,
+            len: std::mem::size_of_val(self.data.as_slice()) as u64,
+        }
+    }
+
+    pub(crate) fn sge_of<R: MrRange>(&self, range: R) -> Option<Sge> {
         let (start, end) = range.bounds(self.data.len())?;
         let size = std::mem::size_of::<T>();
         let length = u32::try_from((end - start).checked_mul(size)?).ok()?;

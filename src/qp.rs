@@ -17,6 +17,7 @@ use crate::cq::{CompletionQueue, CqImpl, CqInner};
 use crate::ibv::{ibv_access_flags, ibv_qp_state, ibv_qp_type};
 use crate::mr::{MemoryRegion, MrRange};
 use crate::pd::{PdInner, ProtectionDomain};
+use crate::wr::{PostFailure, ReceiveRequest, SendRequest};
 use crate::Gid;
 
 /// The port `ibverbs` uses for everything.
@@ -746,7 +747,7 @@ impl<'res> QueuePair<'res> {
             }
             .into());
         }
-        mr.sge(range).ok_or_else(|| {
+        mr.sge_of(range).ok_or_else(|| {
             Error::InvalidArgument {
                 verb,
                 what: format!(
@@ -802,6 +803,43 @@ impl<'res> QueuePair<'res> {
         match &self.inner.imp {
             // SAFETY: the device writes `mr[range]` later, which this function's own contract covers.
             QpImpl::Rxe(qp) => unsafe { qp.post_recv(&[wr]) }.map_err(post_error),
+        }
+    }
+}
+
+impl QueuePair<'_> {
+    /// Posts a list of send requests and rings the doorbell once (`ibv_post_send` with a chain).
+    /// Checked one by one: the first that is invalid, or finds the queue full, stops the post, and
+    /// [`PostFailure::index`] says which; those before it were posted, it and those after were not.
+    /// Takes `&self`: posters on several threads are serialised on the send queue.
+    ///
+    /// # Safety
+    /// The memory the requests' entries name must stay allocated, and must not be written (for sends
+    /// and RDMA writes) or accessed at all (for RDMA reads and atomics) until each request's
+    /// completion has been polled (or, for an unsignaled one, a later request's). Inline data needs
+    /// nothing: it is copied during the call.
+    #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
+    pub unsafe fn post_send_list(&self, requests: &[SendRequest<'_>]) -> Result<(), PostFailure> {
+        match &self.inner.imp {
+            // SAFETY: the requests' memory is covered by this function's contract.
+            QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from),
+        }
+    }
+
+    /// Posts a list of receive requests (no system call). Stops at the first invalid one, as
+    /// [`QueuePair::post_send_list`] does.
+    ///
+    /// # Safety
+    /// The memory the requests' entries name must stay allocated and untouched until each request's
+    /// completion has been polled: the device writes it.
+    #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
+    pub unsafe fn post_receive_list(
+        &self,
+        requests: &[ReceiveRequest<'_>],
+    ) -> Result<(), PostFailure> {
+        match &self.inner.imp {
+            // SAFETY: the requests' memory is covered by this function's contract.
+            QpImpl::Rxe(qp) => unsafe { qp.post_recv(requests) }.map_err(PostFailure::from),
         }
     }
 }

@@ -39,7 +39,9 @@ pub mod send_flags {
     pub const INLINE: u32 = 8;
 }
 
-/// A scatter/gather entry: `struct ibv_sge`, which is also rxe's `struct rxe_sge`.
+/// A scatter/gather entry: `struct ibv_sge`, which is also rxe's `struct rxe_sge`. Take one from a
+/// memory region (`MemoryRegion::sge` in the public crate) rather than filling it in by hand: the
+/// kernel rejects (with an error completion) any entry outside the region its key names.
 #[repr(C)]
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
@@ -67,8 +69,11 @@ pub struct SendWr<'a> {
     pub flags: u32,
     /// Immediate data (network byte order, as it goes on the wire), or the rkey to invalidate.
     pub imm_or_inv: u32,
-    /// The local buffers.
+    /// The local buffers (empty for an inline request).
     pub sges: &'a [Sge],
+    /// With [`send_flags::INLINE`]: the data itself, copied into the work queue entry by the post, so
+    /// the buffer is free again when the post returns.
+    pub inline: &'a [u8],
     /// Remote address of RDMA and atomic operations.
     pub remote_addr: u64,
     /// Remote key of RDMA and atomic operations.
@@ -88,6 +93,7 @@ impl<'a> SendWr<'a> {
             flags: send_flags::SIGNALED,
             imm_or_inv: 0,
             sges,
+            inline: &[],
             remote_addr: 0,
             rkey: 0,
             compare_add: 0,
@@ -95,9 +101,18 @@ impl<'a> SendWr<'a> {
         }
     }
 
-    /// The message length: the sum of the entries' lengths.
+    /// Whether the data travels inline.
+    pub fn is_inline(&self) -> bool {
+        self.flags & send_flags::INLINE != 0
+    }
+
+    /// The message length: the inline data's, or the sum of the entries' lengths.
     pub fn length(&self) -> u64 {
-        self.sges.iter().map(|s| u64::from(s.length)).sum()
+        if self.is_inline() {
+            self.inline.len() as u64
+        } else {
+            self.sges.iter().map(|s| u64::from(s.length)).sum()
+        }
     }
 
     /// Whether the opcode reads or writes remote memory through `remote_addr`/`rkey`.
@@ -114,6 +129,18 @@ impl<'a> SendWr<'a> {
             self.opcode,
             opcode::ATOMIC_CMP_AND_SWP | opcode::ATOMIC_FETCH_AND_ADD
         )
+    }
+}
+
+impl<'a> AsRef<SendWr<'a>> for SendWr<'a> {
+    fn as_ref(&self) -> &SendWr<'a> {
+        self
+    }
+}
+
+impl<'a> AsRef<RecvWr<'a>> for RecvWr<'a> {
+    fn as_ref(&self) -> &RecvWr<'a> {
+        self
     }
 }
 

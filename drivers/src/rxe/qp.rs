@@ -180,7 +180,15 @@ impl RxeQp {
                 "a message of {length} bytes (at most {MAX_MESSAGE})"
             )));
         }
-        if wr.flags & send_flags::INLINE != 0 {
+        if wr.is_inline() {
+            if !wr.sges.is_empty() {
+                return Err(bad(
+                    "an inline request carries its data, not scatter/gather entries".into(),
+                ));
+            }
+            if wr.opcode == opcode::RDMA_READ || wr.is_atomic() {
+                return Err(bad("RDMA reads and atomics cannot be inline".into()));
+            }
             if length > u64::from(self.max_inline) {
                 return Err(bad(format!(
                     "{length} inline bytes (this queue pair takes {})",
@@ -209,12 +217,14 @@ impl RxeQp {
     /// after it are not posted, those before it are ([`PostError::index`]).
     ///
     /// # Safety
-    /// For requests with [`send_flags::INLINE`], every entry's `addr` must point to `length` bytes that
-    /// are valid for reads: they are copied into the ring during the call. For the others, the device
-    /// reads (SEND, RDMA WRITE) or writes (RDMA READ, atomics) the entries' memory through their memory
-    /// regions until the request completes: it must stay allocated, and unwritten (or unaccessed, for
-    /// READ and atomics), until the completion has been polled.
-    pub unsafe fn post_send(&self, wrs: &[SendWr<'_>]) -> std::result::Result<(), PostError> {
+    /// The device reads (SEND, RDMA WRITE) or writes (RDMA READ, atomics) the entries' memory through
+    /// their memory regions until the request completes: it must stay allocated, and unwritten (or
+    /// unaccessed, for READ and atomics), until the completion has been polled. Inline data is copied
+    /// during the call and needs nothing.
+    pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
         let current = self.state();
         if current != state::RTS {
             return Err(PostError {
@@ -234,6 +244,7 @@ impl RxeQp {
             let mut producer = q.own_producer();
             let mut consumer = q.load_consumer();
             for (index, wr) in wrs.iter().enumerate() {
+                let wr = wr.as_ref();
                 if let Err(error) = self.check_send(wr) {
                     failure = Some(PostError { index, error });
                     break;
@@ -251,7 +262,7 @@ impl RxeQp {
                 }
                 // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
                 // publish the producer index; `check_send` bounded what goes in by the slot's payload
-                // size; inline sources are readable by this function's contract.
+                // size.
                 unsafe { self.write_send_wqe(q.slot(producer), wr) };
                 producer = q.next(producer);
                 posted += 1;
@@ -274,8 +285,7 @@ impl RxeQp {
     /// Fills one send WQE.
     ///
     /// # Safety
-    /// `slot` must be a free slot of the send ring with room for the header and the request's payload;
-    /// inline entries must point to readable memory.
+    /// `slot` must be a free slot of the send ring with room for the header and the request's payload.
     unsafe fn write_send_wqe(&self, slot: *mut u8, wr: &SendWr<'_>) {
         let length = wr.length() as u32;
         let mut wqe = uapi::rxe_send_wqe::new_zeroed();
@@ -309,20 +319,9 @@ impl RxeQp {
         // SAFETY: the payload area starts right after the header and holds max(max_send_sge * 16,
         // max_inline) bytes (checked at mapping); check_send kept the request within those limits.
         let payload = unsafe { slot.add(SEND_WQE_HEADER) };
-        if wr.flags & send_flags::INLINE != 0 {
-            let mut offset = 0;
-            for sge in wr.sges {
-                // SAFETY: the source is readable by the caller's contract; the destination range lies
-                // within the inline payload, whose total size check_send bounded.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        sge.addr as *const u8,
-                        payload.add(offset),
-                        sge.length as usize,
-                    )
-                };
-                offset += sge.length as usize;
-            }
+        if wr.is_inline() {
+            // SAFETY: check_send bounded the inline data by max_inline, which the payload area holds.
+            unsafe { std::ptr::copy_nonoverlapping(wr.inline.as_ptr(), payload, wr.inline.len()) };
         } else {
             let sges = wr.sges.as_bytes();
             // SAFETY: at most max_send_sge entries, which fit the payload area.
@@ -335,7 +334,10 @@ impl RxeQp {
     /// # Safety
     /// The device writes each entry's memory (through its memory region) until the receive completes:
     /// nothing may read or write it, or free it, before the completion has been polled.
-    pub unsafe fn post_recv(&self, wrs: &[RecvWr<'_>]) -> std::result::Result<(), PostError> {
+    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
         let current = self.state();
         let Some(q) = self.rq.as_ref() else {
             return Err(PostError {
@@ -362,6 +364,7 @@ impl RxeQp {
         let mut result = Ok(());
         let mut posted = 0;
         for (index, wr) in wrs.iter().enumerate() {
+            let wr = wr.as_ref();
             if q.next(producer) == consumer {
                 consumer = q.load_consumer();
                 if q.next(producer) == consumer {

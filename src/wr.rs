@@ -1,0 +1,252 @@
+//! Work requests beyond `ibverbs`' single SEND: every opcode rxe carries, the send flags, scatter/
+//! gather lists and lists of requests posted with one doorbell.
+//!
+//! Requests are plain values built without allocation ([`SendRequest`], [`ReceiveRequest`]) over
+//! [`Sge`]s taken from memory regions; [`crate::QueuePair::post_send_list`] posts a slice of them.
+
+use std::fmt;
+use std::io;
+
+use uverbs_drivers::wr::{self as dwr, opcode, send_flags};
+
+pub use uverbs_drivers::wr::Sge;
+
+/// Where a peer's memory is: address, key and length, to target RDMA reads, writes and atomics.
+/// Send it to the peer over any channel (it serializes with feature `serde`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RemoteMemory {
+    /// The remote virtual address.
+    pub addr: u64,
+    /// The remote key.
+    pub rkey: u32,
+    /// How many bytes from `addr` the region covers.
+    pub len: u64,
+}
+
+impl RemoteMemory {
+    /// The part of this memory `offset` bytes in, or `None` if that is past the end.
+    pub fn offset(&self, offset: u64) -> Option<RemoteMemory> {
+        (offset <= self.len).then(|| RemoteMemory {
+            addr: self.addr + offset,
+            rkey: self.rkey,
+            len: self.len - offset,
+        })
+    }
+}
+
+/// A send work request (`ibv_send_wr`), built by one of the constructors and adjusted by the flag
+/// methods. Requests are signaled (produce a completion) unless [`SendRequest::unsignaled`] is used
+/// on a queue pair built with `set_sq_sig_all(false)`.
+#[derive(Clone, Copy)]
+pub struct SendRequest<'a> {
+    pub(crate) wr: dwr::SendWr<'a>,
+}
+
+impl<'a> SendRequest<'a> {
+    fn new(wr_id: u64, opcode: u32, list: &'a [Sge]) -> SendRequest<'a> {
+        let mut wr = dwr::SendWr::send(wr_id, list);
+        wr.opcode = opcode;
+        SendRequest { wr }
+    }
+
+    /// SEND the concatenation of `sges` to the peer's next receive.
+    pub fn send(wr_id: u64, sges: &'a [Sge]) -> SendRequest<'a> {
+        SendRequest::new(wr_id, opcode::SEND, sges)
+    }
+
+    /// SEND with 32 bits of immediate data (given in host order; it travels in network order and
+    /// the receiver's `ibv_wc::imm_data` holds it as it travelled).
+    pub fn send_with_imm(wr_id: u64, sges: &'a [Sge], imm: u32) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::SEND_WITH_IMM, sges);
+        r.wr.imm_or_inv = imm.to_be();
+        r
+    }
+
+    /// SEND `data` inline: it is copied into the queue during the post, so it need not be registered
+    /// and is reusable as soon as the post returns. At most the queue pair's `max_inline_data` bytes.
+    pub fn send_inline(wr_id: u64, data: &'a [u8]) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::SEND, &[]);
+        r.wr.inline = data;
+        r.wr.flags |= send_flags::INLINE;
+        r
+    }
+
+    /// RDMA WRITE `sges` to `remote`.
+    pub fn rdma_write(wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) -> SendRequest<'a> {
+        SendRequest::new(wr_id, opcode::RDMA_WRITE, sges).remote(remote)
+    }
+
+    /// RDMA WRITE with immediate data: the write, then a completion on the peer carrying `imm` (and
+    /// consuming one of its receives).
+    pub fn rdma_write_with_imm(
+        wr_id: u64,
+        sges: &'a [Sge],
+        remote: RemoteMemory,
+        imm: u32,
+    ) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::RDMA_WRITE_WITH_IMM, sges).remote(remote);
+        r.wr.imm_or_inv = imm.to_be();
+        r
+    }
+
+    /// RDMA WRITE `data` inline to `remote`.
+    pub fn rdma_write_inline(wr_id: u64, data: &'a [u8], remote: RemoteMemory) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::RDMA_WRITE, &[]).remote(remote);
+        r.wr.inline = data;
+        r.wr.flags |= send_flags::INLINE;
+        r
+    }
+
+    /// RDMA READ from `remote` into `sges`.
+    pub fn rdma_read(wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) -> SendRequest<'a> {
+        SendRequest::new(wr_id, opcode::RDMA_READ, sges).remote(remote)
+    }
+
+    /// Atomic compare-and-swap of the 8 bytes at `remote` (8-byte aligned): if they equal `compare`
+    /// they become `swap`; the original value lands in `sge` (8 bytes).
+    pub fn compare_and_swap(
+        wr_id: u64,
+        sge: &'a [Sge; 1],
+        remote: RemoteMemory,
+        compare: u64,
+        swap: u64,
+    ) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::ATOMIC_CMP_AND_SWP, sge).remote(remote);
+        r.wr.compare_add = compare;
+        r.wr.swap = swap;
+        r
+    }
+
+    /// Atomic fetch-and-add of `add` to the 8 bytes at `remote` (8-byte aligned); the original value
+    /// lands in `sge` (8 bytes).
+    pub fn fetch_and_add(
+        wr_id: u64,
+        sge: &'a [Sge; 1],
+        remote: RemoteMemory,
+        add: u64,
+    ) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::ATOMIC_FETCH_AND_ADD, sge).remote(remote);
+        r.wr.compare_add = add;
+        r
+    }
+
+    fn remote(mut self, remote: RemoteMemory) -> SendRequest<'a> {
+        self.wr.remote_addr = remote.addr;
+        self.wr.rkey = remote.rkey;
+        self
+    }
+
+    /// Produce no completion on success (on a queue pair with `sq_sig_all` off). Errors always
+    /// complete.
+    pub fn unsignaled(mut self) -> SendRequest<'a> {
+        self.wr.flags &= !send_flags::SIGNALED;
+        self
+    }
+
+    /// Wait for this QP's earlier RDMA reads and atomics to finish before starting.
+    pub fn fence(mut self) -> SendRequest<'a> {
+        self.wr.flags |= send_flags::FENCE;
+        self
+    }
+
+    /// Mark the message solicited: it wakes a peer armed for solicited completions only.
+    pub fn solicited(mut self) -> SendRequest<'a> {
+        self.wr.flags |= send_flags::SOLICITED;
+        self
+    }
+
+    /// The work request id.
+    pub fn wr_id(&self) -> u64 {
+        self.wr.wr_id
+    }
+
+    /// The message length in bytes.
+    pub fn len(&self) -> u64 {
+        self.wr.length()
+    }
+
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<'a> AsRef<dwr::SendWr<'a>> for SendRequest<'a> {
+    fn as_ref(&self) -> &dwr::SendWr<'a> {
+        &self.wr
+    }
+}
+
+impl<'a> AsRef<dwr::RecvWr<'a>> for ReceiveRequest<'a> {
+    fn as_ref(&self) -> &dwr::RecvWr<'a> {
+        &self.wr
+    }
+}
+
+impl fmt::Debug for SendRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendRequest")
+            .field("wr_id", &self.wr.wr_id)
+            .field("opcode", &self.wr.opcode)
+            .field("flags", &self.wr.flags)
+            .field("len", &self.wr.length())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A receive work request (`ibv_recv_wr`): where the next incoming message goes.
+#[derive(Debug, Clone, Copy)]
+pub struct ReceiveRequest<'a> {
+    pub(crate) wr: dwr::RecvWr<'a>,
+}
+
+impl<'a> ReceiveRequest<'a> {
+    /// A receive into the concatenation of `sges`.
+    pub fn new(wr_id: u64, sges: &'a [Sge]) -> ReceiveRequest<'a> {
+        ReceiveRequest {
+            wr: dwr::RecvWr { wr_id, sges },
+        }
+    }
+}
+
+/// A post that stopped: the requests before `index` were posted, the one at `index` and those after
+/// it were not (`ibv_post_send`'s `bad_wr`).
+#[derive(Debug)]
+pub struct PostFailure {
+    /// The first request not posted.
+    pub index: usize,
+    /// Why it was not.
+    pub error: io::Error,
+}
+
+impl fmt::Display for PostFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "work request {} was not posted: {}",
+            self.index, self.error
+        )
+    }
+}
+
+impl std::error::Error for PostFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl From<PostFailure> for io::Error {
+    fn from(f: PostFailure) -> io::Error {
+        f.error
+    }
+}
+
+impl From<dwr::PostError> for PostFailure {
+    fn from(e: dwr::PostError) -> PostFailure {
+        PostFailure {
+            index: e.index,
+            error: e.error.into(),
+        }
+    }
+}
