@@ -1,0 +1,638 @@
+//! Every verb rxe offers, end to end: each opcode checked in remote or local memory byte by byte and
+//! in its completion; flags, lists, selective signaling, access errors, and concurrent posters.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::test_device;
+use uverbs::{
+    ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_flags, ibv_wc_opcode,
+    ibv_wc_status, CompletionQueue, Context, ErrorExt, MemoryRegion, ProtectionDomain, QpAttr,
+    QueuePair, ReceiveRequest, RemoteMemory, SendRequest,
+};
+use uverbs_drivers::Error;
+
+const GID_INDEX: u32 = 1;
+
+struct Pair<'a> {
+    a: QueuePair<'a>,
+    b: QueuePair<'a>,
+}
+
+fn connect<'a>(
+    pd: &'a ProtectionDomain<'_>,
+    cq: &'a CompletionQueue<'_>,
+    depth: u32,
+    sig_all: bool,
+) -> Pair<'a> {
+    connect_with(pd, cq, depth, sig_all, 6)
+}
+
+fn connect_with<'a>(
+    pd: &'a ProtectionDomain<'_>,
+    cq: &'a CompletionQueue<'_>,
+    depth: u32,
+    sig_all: bool,
+    rnr_retry: u8,
+) -> Pair<'a> {
+    let build = || {
+        pd.create_qp(cq, cq, ibv_qp_type::IBV_QPT_RC)
+            .set_rnr_retry(rnr_retry)
+            .set_min_rnr_timer(31)
+            .set_gid_index(GID_INDEX)
+            .set_max_send_wr(depth)
+            .set_max_recv_wr(depth)
+            .set_max_send_sge(4)
+            .set_max_recv_sge(4)
+            .set_max_inline_data(64)
+            .set_sq_sig_all(sig_all)
+            .set_access(
+                ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
+                    | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE
+                    | ibv_access_flags::IBV_ACCESS_REMOTE_READ
+                    | ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC,
+            )
+            .build()
+            .unwrap()
+    };
+    let (pa, pb) = (build(), build());
+    let (ea, eb) = (pa.endpoint(), pb.endpoint());
+    Pair {
+        a: pa.handshake(eb).unwrap(),
+        b: pb.handshake(ea).unwrap(),
+    }
+}
+
+fn poll_n(cq: &CompletionQueue<'_>, n: usize) -> Vec<ibv_wc> {
+    let mut out = Vec::new();
+    let mut buf = [ibv_wc::default(); 16];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while out.len() < n {
+        out.extend_from_slice(cq.poll(&mut buf).unwrap());
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {n} completions after 60 s",
+            out.len()
+        );
+    }
+    out
+}
+
+fn one(wcs: &[ibv_wc], wr_id: u64) -> ibv_wc {
+    let found: Vec<&ibv_wc> = wcs.iter().filter(|w| w.wr_id() == wr_id).collect();
+    assert_eq!(found.len(), 1, "completions for wr_id {wr_id}: {wcs:?}");
+    *found[0]
+}
+
+/// Posts; the regions in these tests outlive their queue pairs and are only read after completion.
+fn post(qp: &QueuePair<'_>, reqs: &[SendRequest<'_>]) {
+    // SAFETY: see above.
+    unsafe { qp.post_send_list(reqs) }.unwrap();
+}
+
+fn post_recv(qp: &QueuePair<'_>, reqs: &[ReceiveRequest<'_>]) {
+    // SAFETY: see `post`.
+    unsafe { qp.post_receive_list(reqs) }.unwrap();
+}
+
+fn setup(dev: &str) -> Context {
+    Context::open_by_name(dev).unwrap()
+}
+
+fn fill(mr: &mut MemoryRegion<u8>, seed: u8) {
+    for (i, b) in mr.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(7).wrapping_add(seed);
+    }
+}
+
+#[test]
+fn send_with_immediate_data() {
+    let Some(dev) = test_device("send_with_immediate_data") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 8, false);
+    let mut tx = pd.allocate::<u8>(100).unwrap();
+    let rx = pd.allocate::<u8>(100).unwrap();
+    fill(&mut tx, 3);
+    post_recv(&p.b, &[ReceiveRequest::new(1, &[rx.sge(..).unwrap()])]);
+    post(
+        &p.a,
+        &[SendRequest::send_with_imm(
+            2,
+            &[tx.sge(..60).unwrap()],
+            0xdead_beef,
+        )],
+    );
+    let wcs = poll_n(&cq, 2);
+    let r = one(&wcs, 1);
+    assert!(r.is_valid(), "{:?}", r.error());
+    assert_eq!(r.opcode(), ibv_wc_opcode::IBV_WC_RECV);
+    assert_eq!(r.len(), 60);
+    assert_eq!(r.imm_data().map(u32::from_be), Some(0xdead_beef));
+    assert_ne!((r.wc_flags & ibv_wc_flags::IBV_WC_WITH_IMM).0, 0);
+    assert_eq!(r.qp_num, p.b.qp_num());
+    let s = one(&wcs, 2);
+    assert!(s.is_valid(), "{:?}", s.error());
+    assert_eq!(s.opcode(), ibv_wc_opcode::IBV_WC_SEND);
+    assert_eq!(&rx[..60], &tx[..60]);
+}
+
+#[test]
+fn rdma_write_and_write_with_immediate() {
+    let Some(dev) = test_device("rdma_write_and_write_with_immediate") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 8, false);
+    let mut tx = pd.allocate::<u8>(4096).unwrap();
+    let target = pd.allocate::<u8>(8192).unwrap();
+    fill(&mut tx, 9);
+    let remote = target.remote();
+    assert_eq!(remote.len, 8192);
+    // A plain write lands at an offset, and only there; no completion on the target.
+    post(
+        &p.a,
+        &[SendRequest::rdma_write(
+            1,
+            &[tx.sge(..).unwrap()],
+            remote.offset(100).unwrap(),
+        )],
+    );
+    let w = one(&poll_n(&cq, 1), 1);
+    assert!(w.is_valid(), "{:?}", w.error());
+    assert_eq!(w.opcode(), ibv_wc_opcode::IBV_WC_RDMA_WRITE);
+    assert_eq!(&target[100..4196], &tx[..]);
+    assert!(
+        target[..100].iter().chain(&target[4196..]).all(|&b| b == 0),
+        "bytes outside the write changed"
+    );
+    // With immediate data: the target consumes a receive and sees the immediate.
+    let rx = pd.allocate::<u8>(8).unwrap();
+    post_recv(&p.b, &[ReceiveRequest::new(5, &[rx.sge(..).unwrap()])]);
+    post(
+        &p.a,
+        &[SendRequest::rdma_write_with_imm(
+            2,
+            &[tx.sge(..16).unwrap()],
+            remote,
+            77,
+        )],
+    );
+    let wcs = poll_n(&cq, 2);
+    let r = one(&wcs, 5);
+    assert!(r.is_valid(), "{:?}", r.error());
+    assert_eq!(r.opcode(), ibv_wc_opcode::IBV_WC_RECV_RDMA_WITH_IMM);
+    assert_eq!(r.imm_data().map(u32::from_be), Some(77));
+    assert_eq!(
+        r.len(),
+        16,
+        "the receive completion reports the write's length"
+    );
+    assert_eq!(&target[..16], &tx[..16]);
+}
+
+#[test]
+fn rdma_read() {
+    let Some(dev) = test_device("rdma_read") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 8, false);
+    let mut source = pd.allocate::<u8>(10_000).unwrap();
+    fill(&mut source, 42);
+    let local = pd.allocate::<u8>(10_000).unwrap();
+    post(
+        &p.a,
+        &[SendRequest::rdma_read(
+            1,
+            &[local.sge(..).unwrap()],
+            source.remote(),
+        )],
+    );
+    let r = one(&poll_n(&cq, 1), 1);
+    assert!(r.is_valid(), "{:?}", r.error());
+    assert_eq!(r.opcode(), ibv_wc_opcode::IBV_WC_RDMA_READ);
+    assert_eq!(r.len(), 10_000);
+    assert_eq!(&local[..], &source[..]);
+}
+
+#[test]
+fn atomics_return_the_original_and_update_the_target() {
+    let Some(dev) = test_device("atomics_return_the_original_and_update_the_target") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 8, false);
+    let mut target = pd.allocate::<u64>(2).unwrap();
+    target[1] = 100;
+    let result = pd.allocate::<u64>(1).unwrap();
+    let remote = target.remote().offset(8).unwrap();
+    // Fetch and add.
+    post(
+        &p.a,
+        &[SendRequest::fetch_and_add(
+            1,
+            &[result.sge(..).unwrap()],
+            remote,
+            23,
+        )],
+    );
+    let w = one(&poll_n(&cq, 1), 1);
+    assert!(w.is_valid(), "{:?}", w.error());
+    assert_eq!(w.opcode(), ibv_wc_opcode::IBV_WC_FETCH_ADD);
+    assert_eq!(result[0], 100);
+    assert_eq!(target[1], 123);
+    // Compare and swap that matches, then one that does not.
+    post(
+        &p.a,
+        &[SendRequest::compare_and_swap(
+            2,
+            &[result.sge(..).unwrap()],
+            remote,
+            123,
+            7,
+        )],
+    );
+    let w = one(&poll_n(&cq, 1), 2);
+    assert_eq!(w.opcode(), ibv_wc_opcode::IBV_WC_COMP_SWAP);
+    assert_eq!((result[0], target[1]), (123, 7));
+    post(
+        &p.a,
+        &[SendRequest::compare_and_swap(
+            3,
+            &[result.sge(..).unwrap()],
+            remote,
+            999,
+            1,
+        )],
+    );
+    assert!(one(&poll_n(&cq, 1), 3).is_valid());
+    assert_eq!(
+        (result[0], target[1]),
+        (7, 7),
+        "a failed compare leaves the target alone"
+    );
+    assert_eq!(target[0], 0, "the neighbouring word is untouched");
+    // An unaligned target is refused before posting.
+    let bad = target.remote().offset(4).unwrap();
+    // SAFETY: nothing is posted.
+    let e = unsafe {
+        p.a.post_send_list(&[SendRequest::fetch_and_add(
+            4,
+            &[result.sge(..).unwrap()],
+            bad,
+            1,
+        )])
+    }
+    .unwrap_err();
+    assert_eq!(e.index, 0);
+    assert!(
+        matches!(e.error.uverbs_error(), Some(Error::InvalidArgument { .. })),
+        "{}",
+        e.error
+    );
+}
+
+#[test]
+fn inline_sends_free_the_buffer_at_once() {
+    let Some(dev) = test_device("inline_sends_free_the_buffer_at_once") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 8, false);
+    let max = p.a.caps().max_inline_data as usize;
+    assert!(max >= 64, "inline capacity {max}");
+    let rx = pd.allocate::<u8>(128).unwrap();
+    post_recv(&p.b, &[ReceiveRequest::new(1, &[rx.sge(..).unwrap()])]);
+    let mut data = *b"inline data is copied at post time, not when the device gets to it";
+    let len = data.len().min(max);
+    post(&p.a, &[SendRequest::send_inline(2, &data[..len])]);
+    data.fill(b'X'); // reusable as soon as the post returned
+    let wcs = poll_n(&cq, 2);
+    assert!(one(&wcs, 1).is_valid() && one(&wcs, 2).is_valid());
+    assert_eq!(
+        &rx[..len],
+        &b"inline data is copied at post time, not when the device gets to it"[..len]
+    );
+    // Too much inline data is refused.
+    let big = vec![0u8; max + 1];
+    // SAFETY: nothing is posted.
+    let e = unsafe { p.a.post_send_list(&[SendRequest::send_inline(3, &big)]) }.unwrap_err();
+    assert!(
+        matches!(e.error.uverbs_error(), Some(Error::InvalidArgument { .. })),
+        "{}",
+        e.error
+    );
+}
+
+#[test]
+fn scatter_gather_lists() {
+    let Some(dev) = test_device("scatter_gather_lists") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 8, false);
+    let mut tx = pd.allocate::<u8>(300).unwrap();
+    fill(&mut tx, 1);
+    let rx = pd.allocate::<u8>(300).unwrap();
+    // Three pieces out, gathered from the middle, the start and the end; two pieces in.
+    let gather = [
+        tx.sge(100..150).unwrap(),
+        tx.sge(..10).unwrap(),
+        tx.sge(290..).unwrap(),
+    ];
+    let scatter = [rx.sge(200..240).unwrap(), rx.sge(..100).unwrap()];
+    post_recv(&p.b, &[ReceiveRequest::new(1, &scatter)]);
+    post(&p.a, &[SendRequest::send(2, &gather)]);
+    let r = one(&poll_n(&cq, 2), 1);
+    assert_eq!(r.len(), 70);
+    let sent: Vec<u8> = tx[100..150]
+        .iter()
+        .chain(&tx[..10])
+        .chain(&tx[290..])
+        .copied()
+        .collect();
+    let got: Vec<u8> = rx[200..240].iter().chain(&rx[..30]).copied().collect();
+    assert_eq!(got, sent);
+    assert!(rx[30..100].iter().all(|&b| b == 0) && rx[240..].iter().all(|&b| b == 0));
+    // More entries than the queue pair takes are refused.
+    let many = [tx.sge(..1).unwrap(); 5];
+    // SAFETY: nothing is posted.
+    let e = unsafe { p.a.post_send_list(&[SendRequest::send(3, &many)]) }.unwrap_err();
+    assert!(
+        matches!(e.error.uverbs_error(), Some(Error::InvalidArgument { .. })),
+        "{}",
+        e.error
+    );
+}
+
+#[test]
+fn lists_post_in_order_and_stop_at_the_first_bad_request() {
+    let Some(dev) = test_device("lists_post_in_order_and_stop_at_the_first_bad_request") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(256, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 64, false);
+    let tx = pd.allocate::<u64>(64).unwrap();
+    let rx = pd.allocate::<u64>(64).unwrap();
+    let rsges: Vec<_> = (0..64).map(|i| [rx.sge(i..i + 1).unwrap()]).collect();
+    let recvs: Vec<_> = rsges
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ReceiveRequest::new(i as u64, s))
+        .collect();
+    post_recv(&p.b, &recvs);
+    let sges: Vec<_> = (0..64).map(|i| [tx.sge(i..i + 1).unwrap()]).collect();
+    let mut sends: Vec<_> = sges
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SendRequest::send(100 + i as u64, s))
+        .collect();
+    // The request at index 40 is invalid (too many entries): 40 are posted, the rest are not.
+    let too_many = [tx.sge(..1).unwrap(); 5];
+    sends[40] = SendRequest::send(999, &too_many);
+    // SAFETY: `tx` and `rx` outlive the queue pairs.
+    let e = unsafe { p.a.post_send_list(&sends) }.unwrap_err();
+    assert_eq!(e.index, 40);
+    let wcs = poll_n(&cq, 80);
+    let mut sent: Vec<u64> = wcs
+        .iter()
+        .filter(|w| w.wr_id() >= 100)
+        .map(ibv_wc::wr_id)
+        .collect();
+    let recvd: Vec<u64> = wcs
+        .iter()
+        .filter(|w| w.wr_id() < 100)
+        .map(ibv_wc::wr_id)
+        .collect();
+    assert_eq!(
+        recvd,
+        (0..40).collect::<Vec<_>>(),
+        "receives complete in order"
+    );
+    sent.sort();
+    assert_eq!(sent, (100..140).collect::<Vec<_>>());
+    std::thread::sleep(Duration::from_millis(200));
+    let mut buf = [ibv_wc::default(); 4];
+    assert!(
+        cq.poll(&mut buf).unwrap().is_empty(),
+        "nothing after the bad request was posted"
+    );
+}
+
+#[test]
+fn selective_signaling_completes_only_the_signaled() {
+    let Some(dev) = test_device("selective_signaling_completes_only_the_signaled") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(64, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 32, false);
+    let tx = pd.allocate::<u8>(32).unwrap();
+    let target = pd.allocate::<u8>(32).unwrap();
+    let sges: Vec<_> = (0..20).map(|i| [tx.sge(i..i + 1).unwrap()]).collect();
+    let reqs: Vec<_> = sges
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let r = SendRequest::rdma_write(i as u64, s, target.remote().offset(i as u64).unwrap());
+            if i % 5 == 4 {
+                r
+            } else {
+                r.unsignaled()
+            }
+        })
+        .collect();
+    post(&p.a, &reqs);
+    let wcs = poll_n(&cq, 4);
+    let ids: Vec<u64> = wcs.iter().map(ibv_wc::wr_id).collect();
+    assert_eq!(ids, vec![4, 9, 14, 19]);
+    std::thread::sleep(Duration::from_millis(200));
+    let mut buf = [ibv_wc::default(); 4];
+    assert!(
+        cq.poll(&mut buf).unwrap().is_empty(),
+        "no completion for unsignaled requests"
+    );
+    // With sq_sig_all, even "unsignaled" requests complete.
+    let q = connect(&pd, &cq, 8, true);
+    post(
+        &q.a,
+        &[SendRequest::rdma_write(50, &sges[0], target.remote()).unsignaled()],
+    );
+    assert_eq!(poll_n(&cq, 1)[0].wr_id(), 50);
+}
+
+#[test]
+fn remote_access_without_permission_fails_and_changes_nothing() {
+    let Some(dev) = test_device("remote_access_without_permission_fails_and_changes_nothing")
+    else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let tx = pd.allocate::<u64>(1).unwrap();
+    let mut read_only = pd
+        .allocate_with_access::<u64>(
+            1,
+            ibv_access_flags::IBV_ACCESS_LOCAL_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_READ,
+        )
+        .unwrap();
+    read_only[0] = 0x1111;
+    let cases: [(&str, RemoteMemory); 2] = [
+        ("write to a read-only region", read_only.remote()),
+        (
+            "a wrong rkey",
+            RemoteMemory {
+                rkey: read_only.remote().rkey ^ 0x5a5a00,
+                ..read_only.remote()
+            },
+        ),
+    ];
+    for (what, remote) in cases {
+        let p = connect(&pd, &cq, 4, false);
+        post(
+            &p.a,
+            &[SendRequest::rdma_write(1, &[tx.sge(..).unwrap()], remote)],
+        );
+        let w = one(&poll_n(&cq, 1), 1);
+        assert_eq!(
+            w.error().map(|e| e.0),
+            Some(ibv_wc_status::IBV_WC_REM_ACCESS_ERR),
+            "{what}"
+        );
+        assert_eq!(w.qp_num, p.a.qp_num(), "{what}");
+        assert_eq!(read_only[0], 0x1111, "{what}: the memory changed");
+        // The queue pair went to the error state: everything else is flushed.
+        assert_eq!(
+            p.a.query().unwrap().qp_state,
+            Some(ibv_qp_state::IBV_QPS_ERR),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn moving_to_error_flushes_every_outstanding_request() {
+    let Some(dev) = test_device("moving_to_error_flushes_every_outstanding_request") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(64, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    // Sends stall: the peer has no receive and the sender retries RNR forever.
+    let p = connect_with(&pd, &cq, 16, false, 7);
+    let tx = pd.allocate::<u64>(8).unwrap();
+    let sges: Vec<_> = (0..8).map(|i| [tx.sge(i..i + 1).unwrap()]).collect();
+    let reqs: Vec<_> = sges
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SendRequest::send(i as u64, s))
+        .collect();
+    post(&p.a, &reqs);
+    let rx = pd.allocate::<u64>(4).unwrap();
+    let rs: Vec<_> = (0..4).map(|i| [rx.sge(i..i + 1).unwrap()]).collect();
+    post_recv(
+        &p.a,
+        &rs.iter()
+            .enumerate()
+            .map(|(i, s)| ReceiveRequest::new(100 + i as u64, s))
+            .collect::<Vec<_>>(),
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    p.a.modify(&QpAttr {
+        qp_state: Some(ibv_qp_state::IBV_QPS_ERR),
+        ..QpAttr::default()
+    })
+    .unwrap();
+    let wcs = poll_n(&cq, 12);
+    let mut ids: Vec<u64> = wcs.iter().map(ibv_wc::wr_id).collect();
+    ids.sort();
+    assert_eq!(ids, (0..8).chain(100..104).collect::<Vec<_>>());
+    for w in &wcs {
+        assert_eq!(
+            w.error().map(|e| e.0),
+            Some(ibv_wc_status::IBV_WC_WR_FLUSH_ERR),
+            "{w:?}"
+        );
+        assert_eq!(w.qp_num, p.a.qp_num());
+    }
+    let _ = &p.b;
+}
+
+#[test]
+fn four_threads_post_on_one_queue_pair() {
+    let Some(dev) = test_device("four_threads_post_on_one_queue_pair") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(4096, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let p = connect(&pd, &cq, 256, false);
+    let target = Arc::new(pd.allocate::<u64>(4).unwrap());
+    let tx = Arc::new(pd.allocate::<u64>(4).unwrap());
+    const PER_THREAD: u64 = 10_000;
+    let mut seen = vec![false; 4 * PER_THREAD as usize];
+    std::thread::scope(|s| {
+        let qp = &p.a;
+        for t in 0..4u64 {
+            let (tx, target) = (Arc::clone(&tx), Arc::clone(&target));
+            s.spawn(move || {
+                let sge = [tx.sge(t as usize..t as usize + 1).unwrap()];
+                let remote = target.remote().offset(8 * t).unwrap();
+                let mut i = 0;
+                while i < PER_THREAD {
+                    let req = SendRequest::rdma_write(t * PER_THREAD + i, &sge, remote);
+                    // SAFETY: the regions outlive the queue pair; the source is never written.
+                    match unsafe { qp.post_send_list(&[req]) } {
+                        Ok(()) => i += 1,
+                        Err(e)
+                            if matches!(e.error.uverbs_error(), Some(Error::QueueFull { .. })) =>
+                        {
+                            std::thread::yield_now()
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            });
+        }
+        // This thread polls while the four post.
+        let mut buf = [ibv_wc::default(); 64];
+        let mut done = 0;
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while done < seen.len() {
+            for w in cq.poll(&mut buf).unwrap() {
+                assert!(w.is_valid(), "{:?}", w.error());
+                let id = w.wr_id() as usize;
+                assert!(!seen[id], "wr_id {id} completed twice");
+                seen[id] = true;
+                done += 1;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{done} of {} completions",
+                seen.len()
+            );
+        }
+    });
+    assert!(seen.iter().all(|&s| s));
+    let _ = &p.b;
+}
