@@ -1,9 +1,10 @@
-//! Used by `tests/datapath.rs` under `strace`: posts receives, posts sends and polls in three phases,
-//! each fenced by a `getpid()` call, so the test can count the system calls each phase makes.
+//! Used by `tests/datapath.rs` under `strace`: posts receives, posts sends one by one, polls, then
+//! posts a list of sends with one call and polls again, each phase fenced by a `getpid()` call, so the
+//! test can count the system calls each phase makes.
 //!
 //! Usage: `syscall_probe DEVICE COUNT`
 
-use uverbs::{ibv_qp_type, ibv_wc};
+use uverbs::{ibv_qp_type, ibv_wc, ReceiveRequest, SendRequest};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -44,6 +45,34 @@ fn main() {
     while done < 2 * count {
         let n = cq.poll(&mut wcs[done..]).unwrap().len();
         done += n;
+    }
+    let _ = std::process::id(); // marker: polling done
+    assert!(wcs.iter().all(ibv_wc::is_valid));
+
+    // A list of sends: one post, one doorbell.
+    let sges: Vec<_> = (0..count).map(|i| [mr.sge(i..i + 1).unwrap()]).collect();
+    let rsges: Vec<_> = (0..count)
+        .map(|i| [mr.sge(count + i..count + i + 1).unwrap()])
+        .collect();
+    let recvs: Vec<_> = rsges
+        .iter()
+        .enumerate()
+        .map(|(i, s)| ReceiveRequest::new(i as u64, s))
+        .collect();
+    let sends: Vec<_> = sges
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SendRequest::send(i as u64, s))
+        .collect();
+    // SAFETY: as above.
+    unsafe { qp.post_receive_list(&recvs) }.unwrap();
+    let _ = std::process::id(); // marker: list post starts
+                                // SAFETY: as above.
+    unsafe { qp.post_send_list(&sends) }.unwrap();
+    let _ = std::process::id(); // marker: list post done
+    let mut done = 0;
+    while done < 2 * count {
+        done += cq.poll(&mut wcs[done..]).unwrap().len();
     }
     let _ = std::process::id(); // marker: end
     assert!(wcs.iter().all(ibv_wc::is_valid));

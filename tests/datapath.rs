@@ -278,11 +278,13 @@ fn rings_wrap_around_in_fifo_order() {
 
 /// Runs the probe under strace and splits its system calls by phase.
 #[test]
-fn post_receive_and_poll_make_no_syscall_post_send_makes_one() {
-    let Some(dev) = test_device("post_receive_and_poll_make_no_syscall_post_send_makes_one") else {
+fn post_receive_and_poll_make_no_syscall_post_send_and_a_list_make_one() {
+    let Some(dev) =
+        test_device("post_receive_and_poll_make_no_syscall_post_send_and_a_list_make_one")
+    else {
         return;
     };
-    let count = 50;
+    let count = 64;
     let probe = std::env::current_exe()
         .unwrap()
         .parent()
@@ -323,7 +325,7 @@ fn post_receive_and_poll_make_no_syscall_post_send_makes_one() {
         .filter(|(_, c)| c.starts_with("getpid("))
         .map(|(i, _)| i)
         .collect();
-    assert_eq!(markers.len(), 4, "four getpid markers in:\n{text}");
+    assert_eq!(markers.len(), 7, "seven getpid markers in:\n{text}");
     let phase = |k: usize| &calls[markers[k] + 1..markers[k + 1]];
     let recv = phase(0);
     assert!(recv.is_empty(), "post_receive made system calls: {recv:?}");
@@ -339,6 +341,15 @@ fn post_receive_and_poll_make_no_syscall_post_send_makes_one() {
         "{send:?}"
     );
     let poll = phase(2);
+    assert!(poll.is_empty(), "poll made system calls: {poll:?}");
+    // A list of `count` sends in one post rings the doorbell once.
+    let list = phase(4);
+    assert_eq!(list.len(), 1, "a posted list: one system call: {list:?}");
+    assert!(
+        list[0].starts_with("write(") && list[0].ends_with("= 32"),
+        "{list:?}"
+    );
+    let poll = phase(5);
     assert!(poll.is_empty(), "poll made system calls: {poll:?}");
 }
 
