@@ -636,3 +636,41 @@ fn four_threads_post_on_one_queue_pair() {
     assert!(seen.iter().all(|&s| s));
     let _ = &p.b;
 }
+
+#[test]
+fn rnr_retry_settings_behave_as_configured() {
+    let Some(dev) = test_device("rnr_retry_settings_behave_as_configured") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let tx = pd.allocate::<u64>(1).unwrap();
+    let rx = pd.allocate::<u64>(1).unwrap();
+    // A finite RNR retry count against a peer with no receive posted: RNR_RETRY_EXC_ERR.
+    let p = connect_with(&pd, &cq, 4, false, 1);
+    let start = Instant::now();
+    post(&p.a, &[SendRequest::send(1, &[tx.sge(..).unwrap()])]);
+    let w = one(&poll_n(&cq, 1), 1);
+    assert_eq!(
+        w.error().map(|e| e.0),
+        Some(ibv_wc_status::IBV_WC_RNR_RETRY_EXC_ERR),
+        "{w:?}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(30));
+    // rnr_retry 7 retries for ever: the send waits, and completes once a receive is posted.
+    let q = connect_with(&pd, &cq, 4, false, 7);
+    post(&q.a, &[SendRequest::send(2, &[tx.sge(..).unwrap()])]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut buf = [ibv_wc::default(); 4];
+    assert!(
+        cq.poll(&mut buf).unwrap().is_empty(),
+        "the send gave up although rnr_retry is 7"
+    );
+    post_recv(&q.b, &[ReceiveRequest::new(3, &[rx.sge(..).unwrap()])]);
+    let wcs = poll_n(&cq, 2);
+    assert!(
+        one(&wcs, 2).is_valid() && one(&wcs, 3).is_valid(),
+        "{wcs:?}"
+    );
+}

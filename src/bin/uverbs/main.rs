@@ -2,10 +2,12 @@
 //!
 //! * `uverbs devices`: as `ibv_devices`.
 //! * `uverbs devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]`: as `ibv_devinfo`.
+//! * `uverbs rc-pingpong [options] [host]`: as `ibv_rc_pingpong`.
 
 mod args;
 mod devinfo;
 mod json;
+mod pingpong;
 
 const HELP: &str = "\
 uverbs: RDMA verbs tools in pure Rust (no libibverbs)
@@ -16,6 +18,7 @@ Commands:
   devices [--json]                          list RDMA devices (as ibv_devices)
   devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]
                                             show device and port attributes (as ibv_devinfo)
+  rc-pingpong [options] [host]              RC ping-pong test (as ibv_rc_pingpong)
   help                                      this text
 ";
 
@@ -24,6 +27,7 @@ fn main() {
     let code = match argv.get(1).map(String::as_str) {
         Some("devices") => devinfo::devices_main(&argv[2..]),
         Some("devinfo") => devinfo::devinfo_main("uverbs devinfo", &argv[2..]),
+        Some("rc-pingpong") => pingpong::rc_pingpong_main("uverbs rc-pingpong", &argv[2..]),
         Some("help" | "-h" | "--help") => {
             print!("{HELP}");
             0
