@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::sys;
+use uverbs_drivers::event;
 
 use crate::context::{Context, Inner as CtxInner};
 
@@ -20,8 +20,10 @@ pub(crate) struct ChannelInner {
 /// A completion channel (`ibv_comp_channel`): a file that becomes readable when a completion queue
 /// created with it and armed with [`crate::CompletionQueue::req_notify`] gets a completion.
 ///
-/// The file works with `poll`/`epoll` ([`AsFd`]). Each event names the completion queue by the `id`
-/// it was created with; the queue must be armed again to get another event.
+/// The file works with `poll`/`epoll` ([`AsFd`]); it is non-blocking (a `read` with no event queued
+/// fails with `EAGAIN`), and the waiting calls here poll before they read. With feature `tokio`,
+/// `CompletionChannel::wait_async` waits on the tokio reactor. Each event names the completion
+/// queue by the `id` it was created with; the queue must be armed again to get another event.
 #[derive(Debug, Clone)]
 pub struct CompletionChannel {
     pub(crate) inner: Arc<ChannelInner>,
@@ -39,41 +41,45 @@ impl CompletionChannel {
         })
     }
 
-    fn read_event(&self) -> io::Result<isize> {
-        let mut buf = [0u8; 8];
-        let n = sys::read_event(self.inner.fd.as_fd(), &mut buf)
-            .map_err(|e| Error::kernel(Verb::ReadEvent, e))?;
-        if n != buf.len() {
-            return Err(Error::Protocol {
-                verb: Verb::ReadEvent,
-                what: format!("a {n}-byte completion event"),
-            }
-            .into());
-        }
-        Ok(u64::from_ne_bytes(buf) as isize)
+    fn read_event(&self, timeout: Option<Duration>) -> io::Result<Option<isize>> {
+        Ok(event::read_comp_event(self.inner.fd.as_fd(), timeout)?.map(|id| id as isize))
     }
 
     /// Waits for the next event and returns the `id` of the completion queue it is for
     /// (`ibv_get_cq_event`).
     pub fn get_event(&self) -> io::Result<isize> {
-        self.read_event()
+        self.read_event(None)?.ok_or_else(|| {
+            Error::Protocol {
+                verb: Verb::ReadEvent,
+                what: "a wait without a timeout returned no event".into(),
+            }
+            .into()
+        })
     }
 
     /// Waits up to `timeout` for an event: `Ok(None)` when none came.
     pub fn get_event_timeout(&self, timeout: Duration) -> io::Result<Option<isize>> {
-        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-        let ready = sys::wait_readable(self.inner.fd.as_fd(), ms)
-            .map_err(|e| Error::kernel(Verb::ReadEvent, e))?;
-        if ready {
-            self.read_event().map(Some)
-        } else {
-            Ok(None)
-        }
+        self.read_event(Some(timeout))
     }
 
     /// Returns an event if one is waiting, without blocking.
     pub fn try_get_event(&self) -> io::Result<Option<isize>> {
-        self.get_event_timeout(Duration::ZERO)
+        self.read_event(Some(Duration::ZERO))
+    }
+
+    /// Waits for the next event without blocking the thread, on the tokio runtime the future runs
+    /// on (feature `tokio`), and returns the `id` of the completion queue it is for.
+    ///
+    /// The channel's file is registered with the runtime's reactor (through `AsyncFd`, on a
+    /// duplicate of the descriptor, so several tasks may wait at once) for as long as the future
+    /// waits. Outside a tokio runtime this is an error; the runtime must have its I/O driver enabled
+    /// (`enable_io`), or tokio panics.
+    #[cfg(feature = "tokio")]
+    pub async fn wait_async(&self) -> io::Result<isize> {
+        crate::reactor::wait_readable_then(self.inner.fd.as_fd(), || {
+            self.read_event(Some(Duration::ZERO))
+        })
+        .await
     }
 }
 

@@ -3,14 +3,17 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::sync::Arc;
+use std::time::Duration;
 
 use uverbs_drivers::chan::CommandPath;
 use uverbs_drivers::context as drv;
 use uverbs_drivers::discover::{DeviceInfo, Driver};
+use uverbs_drivers::error::{Error, Verb};
 
 use crate::attr::{DeviceAttr, GidEntry, NodeType, PortAttr};
 use crate::channel::CompletionChannel;
 use crate::cq::CompletionQueue;
+use crate::event::AsyncEvent;
 use crate::pd::ProtectionDomain;
 
 /// An open RDMA device with its user context.
@@ -166,9 +169,48 @@ impl Context {
         self.inner.drv.num_comp_vectors()
     }
 
-    /// The device's async event file, for `poll`/`epoll`.
+    /// The device's async event file, for `poll`/`epoll` (non-blocking; read it with
+    /// [`Context::get_async_event`] and friends).
     pub fn async_fd(&self) -> BorrowedFd<'_> {
         self.inner.drv.async_fd()
+    }
+
+    fn read_async_event(&self, timeout: Option<Duration>) -> io::Result<Option<AsyncEvent>> {
+        Ok(self
+            .inner
+            .drv
+            .read_async_event(timeout)?
+            .map(AsyncEvent::from))
+    }
+
+    /// Waits for the next async event of the device (`ibv_get_async_event`): an error or state
+    /// change of a completion queue, queue pair or shared receive queue created in this context, or
+    /// of a port. Nothing needs to be acknowledged.
+    pub fn get_async_event(&self) -> io::Result<AsyncEvent> {
+        self.read_async_event(None)?.ok_or_else(|| {
+            Error::Protocol {
+                verb: Verb::ReadEvent,
+                what: "a wait without a timeout returned no event".into(),
+            }
+            .into()
+        })
+    }
+
+    /// Waits up to `timeout` for the next async event: `Ok(None)` when none came.
+    pub fn get_async_event_timeout(&self, timeout: Duration) -> io::Result<Option<AsyncEvent>> {
+        self.read_async_event(Some(timeout))
+    }
+
+    /// Returns the next async event if one is waiting, without blocking.
+    pub fn try_get_async_event(&self) -> io::Result<Option<AsyncEvent>> {
+        self.read_async_event(Some(Duration::ZERO))
+    }
+
+    /// Waits for the next async event without blocking the thread, on the tokio runtime the future
+    /// runs on (feature `tokio`; see [`CompletionChannel::wait_async`] for how).
+    #[cfg(feature = "tokio")]
+    pub async fn wait_async_event(&self) -> io::Result<AsyncEvent> {
+        crate::reactor::wait_readable_then(self.async_fd(), || self.try_get_async_event()).await
     }
 
     pub(crate) fn inner(&self) -> &Arc<Inner> {

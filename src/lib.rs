@@ -32,17 +32,23 @@
 //! [`Error`] that names the verb and the kernel's errno; [`Error::of`] gets it back.
 #![deny(unsafe_code)]
 
+mod ah;
 mod attr;
 mod channel;
 mod context;
 mod cq;
 mod device;
+mod event;
 mod ibv;
 mod mr;
 mod pd;
 mod qp;
+#[cfg(feature = "tokio")]
+mod reactor;
+mod srq;
 mod wr;
 
+pub use ah::AddressHandle;
 pub use attr::{
     AtomicCap, DeviceAttr, DeviceCapFlags, Gid, GidEntry, GidType, LinkLayer, Mtu, NodeType,
     OdpCaps, PhysState, PortAttr, PortCapFlags, PortState, Speed, Width,
@@ -51,6 +57,7 @@ pub use channel::CompletionChannel;
 pub use context::Context;
 pub use cq::CompletionQueue;
 pub use device::{devices, CommandPath, Device, DeviceList, DeviceListIter, Driver, Guid};
+pub use event::{AsyncEvent, AsyncEventKind};
 pub use ibv::{
     ibv_access_flags, ibv_gid, ibv_gid_global, ibv_gid_type, ibv_mtu, ibv_qp_attr_mask,
     ibv_qp_state, ibv_qp_type, ibv_send_flags, ibv_wc, ibv_wc_flags, ibv_wc_opcode, ibv_wc_status,
@@ -64,8 +71,9 @@ pub use qp::{
     AddressVector, PreparedQueuePair, QpAttr, QpCaps, QueuePair, QueuePairBuilder,
     QueuePairEndpoint,
 };
+pub use srq::{SharedReceiveQueue, SrqCaps};
 pub use uverbs_drivers::error::{Error, Verb};
-pub use wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest, Sge};
+pub use wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest, Sge, MULTICAST_QPN};
 
 /// Extension to get the typed [`Error`] out of an `io::Error` returned by this crate.
 pub trait ErrorExt {

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
 
+use crate::ah::AddressHandle;
 use crate::context::{Context, Inner as CtxInner};
 use crate::cq::CompletionQueue;
 use crate::ibv::{ibv_access_flags, ibv_qp_type};
 use crate::mr::MemoryRegion;
-use crate::qp::QueuePairBuilder;
+use crate::qp::{AddressVector, QueuePairBuilder};
+use crate::srq::SharedReceiveQueue;
 
 /// The kernel object behind a protection domain, shared by everything created in it, so that it
 /// outlives them whatever order they are dropped in.
@@ -102,5 +104,32 @@ impl<'ctx> ProtectionDomain<'ctx> {
         access: ibv_access_flags,
     ) -> io::Result<MemoryRegion<T>> {
         MemoryRegion::register(Arc::clone(&self.inner), data, access)
+    }
+
+    /// Creates a shared receive queue holding at least `max_wr` receive requests of up to `max_sge`
+    /// scatter entries each (`ibv_create_srq`), with `id` 0 in its async events (see
+    /// [`ProtectionDomain::create_srq_with_id`]). Queue pairs use it through
+    /// [`QueuePairBuilder::set_srq`].
+    pub fn create_srq(&self, max_wr: u32, max_sge: u32) -> io::Result<SharedReceiveQueue> {
+        SharedReceiveQueue::new(self, max_wr, max_sge, 0)
+    }
+
+    /// [`ProtectionDomain::create_srq`] with the `id` the queue's async events carry
+    /// ([`crate::AsyncEvent::element`]).
+    pub fn create_srq_with_id(
+        &self,
+        max_wr: u32,
+        max_sge: u32,
+        id: isize,
+    ) -> io::Result<SharedReceiveQueue> {
+        SharedReceiveQueue::new(self, max_wr, max_sge, id)
+    }
+
+    /// Creates an address handle for `av`, the destination of UD sends
+    /// ([`crate::SendRequest::send_ud`]). The port must be given (from 1); RoCE needs a global
+    /// route (`dgid` set, `sgid_index` an entry of the port's GID table). A multicast `dgid` makes
+    /// it address a multicast group (send to QPN [`crate::MULTICAST_QPN`]).
+    pub fn create_ah(&self, av: &AddressVector) -> io::Result<AddressHandle> {
+        AddressHandle::new(self, av)
     }
 }

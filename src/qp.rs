@@ -3,7 +3,7 @@
 
 use std::io;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::qp_state::{self, mask};
@@ -17,6 +17,7 @@ use crate::cq::{CompletionQueue, CqImpl, CqInner};
 use crate::ibv::{ibv_access_flags, ibv_qp_state, ibv_qp_type};
 use crate::mr::{MemoryRegion, MrRange};
 use crate::pd::{PdInner, ProtectionDomain};
+use crate::srq::{SharedReceiveQueue, SrqInner};
 use crate::wr::{PostFailure, ReceiveRequest, SendRequest};
 use crate::Gid;
 
@@ -36,8 +37,24 @@ struct QpInner {
     imp: QpImpl,
     _send_cq: Arc<CqInner>,
     _recv_cq: Arc<CqInner>,
+    _srq: Option<Arc<SrqInner>>,
     pd: Arc<PdInner>,
     qp_type: u8,
+    /// The multicast groups it is attached to: the kernel refuses to destroy it before they are
+    /// detached.
+    mcast: Mutex<Vec<(Gid, u16)>>,
+}
+
+impl Drop for QpInner {
+    fn drop(&mut self) {
+        let groups = self.mcast.get_mut().unwrap_or_else(|p| p.into_inner());
+        for (gid, lid) in groups.drain(..) {
+            let QpImpl::Rxe(qp) = &self.imp;
+            if let Err(e) = self.pd.ctx.drv.detach_mcast(qp.handle(), &gid.bytes(), lid) {
+                uverbs_drivers::report_drop_error("multicast attachment", &e);
+            }
+        }
+    }
 }
 
 /// The capacities of a queue pair.
@@ -64,6 +81,7 @@ pub struct QueuePairBuilder<'res> {
     lid: u16,
     send: Arc<CqInner>,
     recv: Arc<CqInner>,
+    srq: Option<Arc<SrqInner>>,
     qp_type: ibv_qp_type::Type,
     ctx: isize,
     cap: QpCaps,
@@ -79,6 +97,7 @@ pub struct QueuePairBuilder<'res> {
     path_mtu: Option<u32>,
     rq_psn: Option<u32>,
     sq_psn: u32,
+    qkey: Option<u32>,
     _res: PhantomData<&'res ()>,
 }
 
@@ -102,6 +121,7 @@ impl<'res> QueuePairBuilder<'res> {
             lid: ctx.port1.as_ref().map_or(0, |p| p.lid()),
             send: Arc::clone(&send.inner),
             recv: Arc::clone(&recv.inner),
+            srq: None,
             qp_type,
             ctx: 0,
             cap: QpCaps {
@@ -123,6 +143,7 @@ impl<'res> QueuePairBuilder<'res> {
             path_mtu: if connected { default_mtu } else { None },
             rq_psn: connected.then_some(0),
             sq_psn: 0,
+            qkey: (qp_type == ibv_qp_type::IBV_QPT_UD).then_some(0),
             _res: PhantomData,
         }
     }
@@ -222,9 +243,28 @@ impl<'res> QueuePairBuilder<'res> {
         self
     }
 
+    /// The Q_Key of a UD queue pair (0 by default): it receives only datagrams that carry it, so
+    /// its peers need it along with its [`QueuePairEndpoint`]. Ignored for RC and UC.
+    pub fn set_qkey(&mut self, qkey: u32) -> &mut Self {
+        if self.qkey.is_some() {
+            self.qkey = Some(qkey);
+        }
+        self
+    }
+
     /// The opaque value the kernel reports in this queue pair's async events.
     pub fn set_context(&mut self, ctx: isize) -> &mut Self {
         self.ctx = ctx;
+        self
+    }
+
+    /// Takes receives from `srq` instead of a receive queue of its own: incoming messages consume
+    /// the shared queue's requests, whose completions go to this queue pair's receive completion
+    /// queue with its `qp_num`. The queue pair keeps `srq` alive; posting receives to the queue pair
+    /// itself is then an error, and the receive capacities are not used. `srq` must be of the same
+    /// context (checked by `build`).
+    pub fn set_srq(&mut self, srq: &SharedReceiveQueue) -> &mut Self {
+        self.srq = Some(Arc::clone(&srq.inner));
         self
     }
 
@@ -316,7 +356,7 @@ impl<'res> QueuePairBuilder<'res> {
     pub fn build(&self) -> io::Result<PreparedQueuePair<'res>> {
         self.check()?;
         let ctx = &self.pd.ctx;
-        let init = QpInit {
+        let mut init = QpInit {
             pd: self.pd.handle,
             send_cq: self.send.imp.handle(),
             recv_cq: self.recv.imp.handle(),
@@ -330,7 +370,19 @@ impl<'res> QueuePairBuilder<'res> {
             },
             sq_sig_all: self.sq_sig_all,
             user_handle: self.ctx as u64,
+            srq: self.srq.as_ref().map(|srq| srq.handle()),
         };
+        if let Some(srq) = &self.srq {
+            if !Arc::ptr_eq(&srq.pd.ctx, ctx) {
+                return Err(Error::InvalidArgument {
+                    verb: Verb::CreateQp,
+                    what: "the shared receive queue belongs to another context".into(),
+                }
+                .into());
+            }
+            init.cap.max_recv_wr = 0;
+            init.cap.max_recv_sge = 0;
+        }
         let imp = match (&self.send.imp, &self.recv.imp) {
             (CqImpl::Rxe(_), CqImpl::Rxe(_)) => QpImpl::Rxe(RxeQp::create(&ctx.drv, &init)?),
         };
@@ -346,8 +398,10 @@ impl<'res> QueuePairBuilder<'res> {
                     imp,
                     _send_cq: Arc::clone(&self.send),
                     _recv_cq: Arc::clone(&self.recv),
+                    _srq: self.srq.clone(),
                     pd: Arc::clone(&self.pd),
                     qp_type: self.qp_type as u8,
+                    mcast: Mutex::default(),
                 }),
                 _res: PhantomData,
             },
@@ -363,6 +417,7 @@ impl<'res> QueuePairBuilder<'res> {
             path_mtu: self.path_mtu,
             rq_psn: self.rq_psn,
             sq_psn: self.sq_psn,
+            qkey: self.qkey,
         })
     }
 }
@@ -397,10 +452,13 @@ pub struct PreparedQueuePair<'res> {
     path_mtu: Option<u32>,
     rq_psn: Option<u32>,
     sq_psn: u32,
+    qkey: Option<u32>,
 }
 
 impl<'res> PreparedQueuePair<'res> {
-    /// What the peer needs to connect to this queue pair.
+    /// What the peer needs to connect to this queue pair. For a UD queue pair, what senders need to
+    /// reach it: its number and GID (for their address handle), and besides, its Q_Key
+    /// ([`QueuePairBuilder::set_qkey`]), which the endpoint does not carry.
     pub fn endpoint(&self) -> QueuePairEndpoint {
         QueuePairEndpoint {
             num: self.qp.qp_num(),
@@ -410,8 +468,12 @@ impl<'res> PreparedQueuePair<'res> {
     }
 
     /// Connects to `remote`: RESET → INIT → RTR → RTS with the builder's settings (port 1, P_Key
-    /// index 0; a GRH with hop limit 255 when the remote has a GID).
+    /// index 0; a GRH with hop limit 255 when the remote has a GID). A UD queue pair has no peer:
+    /// for it this is [`PreparedQueuePair::activate_ud`], and `remote` is not used.
     pub fn handshake(self, remote: QueuePairEndpoint) -> io::Result<QueuePair<'res>> {
+        if self.qkey.is_some() {
+            return self.activate_ud();
+        }
         let qp = self.qp;
         qp.modify(&QpAttr {
             qp_state: Some(ibv_qp_state::IBV_QPS_INIT),
@@ -457,6 +519,39 @@ impl<'res> PreparedQueuePair<'res> {
             retry_cnt: self.retry_count,
             rnr_retry: self.rnr_retry,
             max_rd_atomic: self.max_rd_atomic,
+            ..QpAttr::default()
+        })?;
+        Ok(qp)
+    }
+
+    /// Brings a UD queue pair to RTS: RESET → INIT (port 1, P_Key index 0, the builder's Q_Key) →
+    /// RTR → RTS (the builder's send PSN). It then receives the datagrams that carry its Q_Key and
+    /// sends to whatever each request names ([`crate::SendRequest::send_ud`]). An RC or UC queue
+    /// pair needs its peer ([`PreparedQueuePair::handshake`]): for one this is an
+    /// [`Error::InvalidArgument`] and the queue pair stays in RESET.
+    pub fn activate_ud(self) -> io::Result<QueuePair<'res>> {
+        let Some(qkey) = self.qkey else {
+            return Err(Error::InvalidArgument {
+                verb: Verb::ModifyQp,
+                what: "only a UD queue pair is activated without a peer (use handshake)".into(),
+            }
+            .into());
+        };
+        let qp = self.qp;
+        qp.modify(&QpAttr {
+            qp_state: Some(ibv_qp_state::IBV_QPS_INIT),
+            pkey_index: Some(0),
+            port_num: Some(PORT_NUM),
+            qkey: Some(qkey),
+            ..QpAttr::default()
+        })?;
+        qp.modify(&QpAttr {
+            qp_state: Some(ibv_qp_state::IBV_QPS_RTR),
+            ..QpAttr::default()
+        })?;
+        qp.modify(&QpAttr {
+            qp_state: Some(ibv_qp_state::IBV_QPS_RTS),
+            sq_psn: Some(self.sq_psn),
             ..QpAttr::default()
         })?;
         Ok(qp)
@@ -820,10 +915,101 @@ impl QueuePair<'_> {
     /// nothing: it is copied during the call.
     #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
     pub unsafe fn post_send_list(&self, requests: &[SendRequest<'_>]) -> Result<(), PostFailure> {
+        let (requests, refused) = self.check_datagrams(requests);
         match &self.inner.imp {
             // SAFETY: the requests' memory is covered by this function's contract.
-            QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from),
+            QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from)?,
         }
+        refused.map_or(Ok(()), Err)
+    }
+
+    /// On a UD queue pair, the requests before the first whose address handle is of another
+    /// protection domain or whose datagram exceeds the port's MTU (which the kernel would drop
+    /// while reporting success), and the error for that one.
+    fn check_datagrams<'r, 'a>(
+        &self,
+        requests: &'r [SendRequest<'a>],
+    ) -> (&'r [SendRequest<'a>], Option<PostFailure>) {
+        if self.inner.qp_type != uapi::IB_UVERBS_QPT_UD {
+            return (requests, None);
+        }
+        // The port as the context saw it when opened: the post makes no system call to ask again.
+        let port = self.inner.pd.ctx.port1.as_ref();
+        let mtu = port.and_then(|p| p.active_mtu().bytes());
+        for (index, r) in requests.iter().enumerate() {
+            let Some(ah) = r.ah else { continue };
+            let what = if !Arc::ptr_eq(ah.pd_inner(), &self.inner.pd) {
+                "the address handle belongs to another protection domain".to_string()
+            } else if let Some(mtu) = mtu.filter(|&m| r.len() > u64::from(m)) {
+                format!("a datagram of {} bytes (the port's MTU is {mtu})", r.len())
+            } else {
+                continue;
+            };
+            let error = Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what,
+            };
+            return (
+                &requests[..index],
+                Some(PostFailure {
+                    index,
+                    error: error.into(),
+                }),
+            );
+        }
+        (requests, None)
+    }
+
+    /// Attaches this UD queue pair to the multicast group `gid` with multicast LID `lid`
+    /// (InfiniBand; 0 on RoCE): it then also receives the datagrams sent to the group (QPN
+    /// [`crate::MULTICAST_QPN`], through an address handle whose `dgid` is `gid`) that carry its
+    /// Q_Key. A group GID is an IPv6 multicast address (`ff00::/8`) or an IPv4-mapped IPv4 one
+    /// (`::ffff:224.0.0.0/100`); for RoCE v2, of the same family as the senders' GIDs. Attaching
+    /// twice is one attachment. Dropping the queue pair detaches it from its groups first (the
+    /// kernel refuses to destroy an attached queue pair).
+    ///
+    /// On RoCE (rxe), datagrams to the group travel as IP multicast, and the host's IP stack drops
+    /// those of groups it has not joined on the device's interface before the device sees them.
+    /// `rdma_cm` joins the group for its users; with verbs alone, join it yourself, for instance
+    /// with a UDP socket (`std::net::UdpSocket::join_multicast_v4` with the interface's address, or
+    /// `join_multicast_v6` with its index) kept open while the group is in use.
+    pub fn attach_mcast(&self, gid: &Gid, lid: u16) -> io::Result<()> {
+        self.check_mcast(gid, Verb::AttachMcast)?;
+        let drv = &self.inner.pd.ctx.drv;
+        let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
+        match &self.inner.imp {
+            QpImpl::Rxe(qp) => drv.attach_mcast(qp.handle(), &gid.bytes(), lid)?,
+        }
+        if !groups.contains(&(*gid, lid)) {
+            groups.push((*gid, lid));
+        }
+        Ok(())
+    }
+
+    /// Detaches this queue pair from the multicast group `gid` ([`QueuePair::attach_mcast`]).
+    pub fn detach_mcast(&self, gid: &Gid, lid: u16) -> io::Result<()> {
+        self.check_mcast(gid, Verb::DetachMcast)?;
+        let drv = &self.inner.pd.ctx.drv;
+        let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
+        match &self.inner.imp {
+            QpImpl::Rxe(qp) => drv.detach_mcast(qp.handle(), &gid.bytes(), lid)?,
+        }
+        groups.retain(|g| *g != (*gid, lid));
+        Ok(())
+    }
+
+    fn check_mcast(&self, gid: &Gid, verb: Verb) -> Result<(), Error> {
+        let what = if self.inner.qp_type != uapi::IB_UVERBS_QPT_UD {
+            "only UD queue pairs join multicast groups"
+        } else if !is_multicast(gid) {
+            "not a multicast GID (ff00::/8, or an IPv4-mapped 224.0.0.0/4)"
+        } else {
+            return Ok(());
+        };
+        Err(Error::InvalidArgument {
+            verb,
+            what: what.into(),
+        })
     }
 
     /// Posts a list of receive requests (no system call). Stops at the first invalid one, as
@@ -842,6 +1028,14 @@ impl QueuePair<'_> {
             QpImpl::Rxe(qp) => unsafe { qp.post_recv(requests) }.map_err(PostFailure::from),
         }
     }
+}
+
+/// Whether `gid` names a multicast group: an IPv6 multicast address, or an IPv4-mapped IPv4 one
+/// (the kernel's `rdma_is_multicast_addr`).
+fn is_multicast(gid: &Gid) -> bool {
+    let g = gid.bytes();
+    let ipv4_mapped = g[..10] == [0; 10] && g[10..12] == [0xff, 0xff];
+    g[0] == 0xff || (ipv4_mapped && g[12] & 0xf0 == 0xe0)
 }
 
 fn post_error(e: PostError) -> io::Error {

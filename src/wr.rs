@@ -11,6 +11,12 @@ use uverbs_drivers::wr::{self as dwr, opcode, send_flags};
 
 pub use uverbs_drivers::wr::Sge;
 
+use crate::ah::AddressHandle;
+
+/// The destination QPN of a datagram sent to a multicast group: every queue pair attached to the
+/// group ([`crate::QueuePair::attach_mcast`]) with the datagram's Q_Key receives it.
+pub const MULTICAST_QPN: u32 = dwr::MULTICAST_QPN;
+
 /// Where a peer's memory is: address, key and length, to target RDMA reads, writes and atomics.
 /// Send it to the peer over any channel (it serializes with feature `serde`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,13 +47,15 @@ impl RemoteMemory {
 #[derive(Clone, Copy)]
 pub struct SendRequest<'a> {
     pub(crate) wr: dwr::SendWr<'a>,
+    /// The address handle of a UD send, borrowed so that it outlives the post.
+    pub(crate) ah: Option<&'a AddressHandle>,
 }
 
 impl<'a> SendRequest<'a> {
     fn new(wr_id: u64, opcode: u32, list: &'a [Sge]) -> SendRequest<'a> {
         let mut wr = dwr::SendWr::send(wr_id, list);
         wr.opcode = opcode;
-        SendRequest { wr }
+        SendRequest { wr, ah: None }
     }
 
     /// SEND the concatenation of `sges` to the peer's next receive.
@@ -70,6 +78,58 @@ impl<'a> SendRequest<'a> {
         r.wr.inline = data;
         r.wr.flags |= send_flags::INLINE;
         r
+    }
+
+    /// SEND the concatenation of `sges` as one datagram on a UD queue pair: to queue pair
+    /// `remote_qpn` at `ah` ([`MULTICAST_QPN`] with a multicast address handle), carrying Q_Key
+    /// `qkey`, which must equal the receiving queue pair's or the datagram is dropped. The receiver
+    /// finds the 40-byte GRH area first in its buffer, then the payload.
+    ///
+    /// A datagram carries at most the port's MTU: a longer one is refused at post time (the
+    /// kernel would complete it successfully without sending anything). `ah` must also stay alive
+    /// until the send's completion has been polled.
+    pub fn send_ud(
+        wr_id: u64,
+        sges: &'a [Sge],
+        ah: &'a AddressHandle,
+        remote_qpn: u32,
+        qkey: u32,
+    ) -> SendRequest<'a> {
+        SendRequest::new(wr_id, opcode::SEND, sges).ud(ah, remote_qpn, qkey)
+    }
+
+    /// [`SendRequest::send_ud`] with 32 bits of immediate data (host order, as in
+    /// [`SendRequest::send_with_imm`]).
+    pub fn send_ud_with_imm(
+        wr_id: u64,
+        sges: &'a [Sge],
+        ah: &'a AddressHandle,
+        remote_qpn: u32,
+        qkey: u32,
+        imm: u32,
+    ) -> SendRequest<'a> {
+        SendRequest::send_with_imm(wr_id, sges, imm).ud(ah, remote_qpn, qkey)
+    }
+
+    /// [`SendRequest::send_ud`] of `data` copied inline (see [`SendRequest::send_inline`]).
+    pub fn send_ud_inline(
+        wr_id: u64,
+        data: &'a [u8],
+        ah: &'a AddressHandle,
+        remote_qpn: u32,
+        qkey: u32,
+    ) -> SendRequest<'a> {
+        SendRequest::send_inline(wr_id, data).ud(ah, remote_qpn, qkey)
+    }
+
+    fn ud(mut self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> SendRequest<'a> {
+        self.wr.ud = Some(dwr::UdDest {
+            ah_num: ah.ah_num(),
+            remote_qpn,
+            remote_qkey: qkey,
+        });
+        self.ah = Some(ah);
+        self
     }
 
     /// RDMA WRITE `sges` to `remote`.
@@ -191,6 +251,7 @@ impl fmt::Debug for SendRequest<'_> {
             .field("opcode", &self.wr.opcode)
             .field("flags", &self.wr.flags)
             .field("len", &self.wr.length())
+            .field("ud", &self.wr.ud)
             .finish_non_exhaustive()
     }
 }

@@ -65,6 +65,8 @@ impl Context {
             for_driver!(info.driver, P => P::context_request(), else unreachable!());
         let mut drv_out = vec![0u8; resp_len];
         let (async_fd, num_comp_vectors, core_support) = get_context(&chan, &req, &mut drv_out)?;
+        // Non-blocking, so that reactors can drive it; `crate::event` waits by polling first.
+        sys::set_nonblocking(async_fd.as_fd()).map_err(|e| Error::kernel(Verb::GetContext, e))?;
         let backend = match info.driver {
             Driver::Rxe => Backend::Rxe(ProviderContext::from_context_response(&drv_out)?),
             Driver::Mlx5 => Backend::Mlx5(ProviderContext::from_context_response(&drv_out)?),
@@ -95,7 +97,8 @@ impl Context {
         &self.backend
     }
 
-    /// The device's async event file (readable with `ib_uverbs_async_event_desc` records).
+    /// The device's async event file (readable with `ib_uverbs_async_event_desc` records; non-blocking,
+    /// see [`Context::read_async_event`]).
     pub fn async_fd(&self) -> BorrowedFd<'_> {
         self.async_fd.as_fd()
     }

@@ -71,6 +71,24 @@ pub enum Verb {
     Raw(RawVerb),
     /// Reading an event file.
     ReadEvent,
+    /// `CREATE_AH`: creating an address handle.
+    CreateAh,
+    /// `DESTROY_AH` / `AH_DESTROY`.
+    DestroyAh,
+    /// `ATTACH_MCAST`: attaching a UD queue pair to a multicast group.
+    AttachMcast,
+    /// `DETACH_MCAST`: detaching a UD queue pair from a multicast group.
+    DetachMcast,
+    /// `CREATE_SRQ`.
+    CreateSrq,
+    /// `MODIFY_SRQ`: setting (arming) the limit of a shared receive queue.
+    ModifySrq,
+    /// `QUERY_SRQ`.
+    QuerySrq,
+    /// `DESTROY_SRQ`.
+    DestroySrq,
+    /// Posting receive work requests to a shared receive queue.
+    PostSrqRecv,
 }
 
 /// The ids of a raw command, for errors of commands without a dedicated [`Verb`].
@@ -115,6 +133,15 @@ impl fmt::Display for Verb {
             }
             Verb::Raw(RawVerb::Write(c)) => return write!(f, "write command {c:#x}"),
             Verb::ReadEvent => "read event",
+            Verb::CreateSrq => "CREATE_SRQ",
+            Verb::ModifySrq => "MODIFY_SRQ",
+            Verb::QuerySrq => "QUERY_SRQ",
+            Verb::DestroySrq => "DESTROY_SRQ",
+            Verb::PostSrqRecv => "POST_SRQ_RECV",
+            Verb::CreateAh => "CREATE_AH",
+            Verb::DestroyAh => "DESTROY_AH",
+            Verb::AttachMcast => "ATTACH_MCAST",
+            Verb::DetachMcast => "DETACH_MCAST",
         };
         f.write_str(name)
     }

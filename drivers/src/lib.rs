@@ -4,7 +4,9 @@
 //! * [`chan`]: the uverbs command channel: ioctl commands built on the stack, write commands, and the
 //!   fallback between them.
 //! * [`discover`] and [`netlink`]: which devices exist and which driver each has.
-//! * [`context`]: an open device and its query verbs.
+//! * [`context`]: an open device and its query verbs; [`event`]: its async event file and completion
+//!   channels.
+//! * [`verbs`] and [`srq`]: the object commands (PD, MR, CQ, QP; shared receive queues).
 //! * [`provider`], [`rxe`], [`mlx5`]: the backends behind one contract.
 //!
 //! All of the project's `unsafe` code lives in this crate; every block carries a `// SAFETY:` comment
@@ -12,16 +14,19 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod barrier;
 pub mod chan;
 pub mod context;
 pub mod discover;
 pub mod error;
+pub mod event;
 pub mod gid;
 pub mod mlx5;
 pub mod netlink;
 pub mod provider;
 pub mod qp_state;
 pub mod rxe;
+pub mod srq;
 pub mod sys;
 pub mod verbs;
 pub mod wr;

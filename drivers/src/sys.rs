@@ -98,6 +98,28 @@ pub fn read_event(fd: BorrowedFd<'_>, buf: &mut [u8]) -> nix::Result<usize> {
     nix::unistd::read(fd, buf)
 }
 
+/// Sets `O_NONBLOCK` on an open file (keeping its other status flags): reads of an event file then
+/// fail with `EAGAIN` instead of sleeping when no event is queued. The flag belongs to the open file
+/// description, so duplicates of the descriptor share it.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> nix::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg};
+    let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL)?);
+    if !flags.contains(OFlag::O_NONBLOCK) {
+        fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    }
+    Ok(())
+}
+
+/// Duplicates a descriptor, close-on-exec (`F_DUPFD_CLOEXEC`): a second descriptor for the same open
+/// file, e.g. to register an event file with a reactor without taking the original away.
+pub fn dup_cloexec(fd: BorrowedFd<'_>) -> nix::Result<OwnedFd> {
+    use nix::fcntl::{fcntl, FcntlArg};
+    let new = fcntl(fd, FcntlArg::F_DUPFD_CLOEXEC(0))?;
+    // SAFETY: F_DUPFD_CLOEXEC succeeded, so `new` is a descriptor the kernel just installed for us,
+    // open and owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
 /// Waits up to `timeout_ms` (negative: forever) for `fd` to become readable; whether it did.
 pub fn wait_readable(fd: BorrowedFd<'_>, timeout_ms: i32) -> nix::Result<bool> {
     use nix::poll::{PollFd, PollFlags, PollTimeout};

@@ -43,6 +43,9 @@ pub struct QpInit {
     pub sq_sig_all: bool,
     /// The value async events for this QP carry.
     pub user_handle: u64,
+    /// The handle of the shared receive queue the QP takes its receives from: it then has no
+    /// receive queue of its own.
+    pub srq: Option<u32>,
 }
 
 /// What the kernel answered to `CREATE_QP`.
@@ -136,7 +139,8 @@ impl Context {
         Ok(())
     }
 
-    /// `CREATE_COMP_CHANNEL`: a file that completion events of the CQs created with it arrive on.
+    /// `CREATE_COMP_CHANNEL`: a file that completion events of the CQs created with it arrive on,
+    /// set non-blocking (read it with [`crate::event`]).
     pub fn create_comp_channel(&self) -> Result<std::os::fd::OwnedFd> {
         let mut req = uapi::ib_uverbs_create_comp_channel::new_zeroed();
         let mut resp = uapi::ib_uverbs_create_comp_channel_resp::new_zeroed();
@@ -154,7 +158,11 @@ impl Context {
         })?;
         // SAFETY: the command succeeded, so `fd` is the descriptor the kernel just installed for the new
         // channel, owned by nothing else.
-        Ok(unsafe { crate::sys::adopt_fd(fd) })
+        let fd = unsafe { crate::sys::adopt_fd(fd) };
+        // Non-blocking, so that reactors can drive it; `crate::event` waits by polling first.
+        crate::sys::set_nonblocking(std::os::fd::AsFd::as_fd(&fd))
+            .map_err(|e| Error::kernel(Verb::CreateCompChannel, e))?;
+        Ok(fd)
     }
 
     /// `REQ_NOTIFY_CQ`: asks for one completion event on the CQ's channel at the next completion
@@ -249,6 +257,9 @@ impl Context {
         cmd.idr(uapi::UVERBS_ATTR_CREATE_QP_PD_HANDLE, init.pd);
         cmd.idr(uapi::UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, init.send_cq);
         cmd.idr(uapi::UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, init.recv_cq);
+        if let Some(srq) = init.srq {
+            cmd.idr(uapi::UVERBS_ATTR_CREATE_QP_SRQ_HANDLE, srq);
+        }
         cmd.in_u64(uapi::UVERBS_ATTR_CREATE_QP_USER_HANDLE, init.user_handle);
         cmd.in_obj(uapi::UVERBS_ATTR_CREATE_QP_CAP, &init.cap);
         cmd.in_u64(uapi::UVERBS_ATTR_CREATE_QP_TYPE, u64::from(init.qp_type));
@@ -283,6 +294,10 @@ impl Context {
         req.max_inline_data = init.cap.max_inline_data;
         req.sq_sig_all = u8::from(init.sq_sig_all);
         req.qp_type = init.qp_type;
+        if let Some(srq) = init.srq {
+            req.is_srq = 1;
+            req.srq_handle = srq;
+        }
         let mut resp = uapi::ib_uverbs_create_qp_resp::new_zeroed();
         self.channel().write(
             Verb::CreateQp,
@@ -354,5 +369,87 @@ impl Context {
             )?;
         }
         Ok(resp.events_reported)
+    }
+}
+
+/// Address handles and multicast attachment (UD).
+impl Context {
+    /// `CREATE_AH`: an address handle for `attr` in protection domain `pd`; returns its handle.
+    /// `drv_out` receives the driver's answer (rxe: `rxe_create_ah_resp`, whose 8 bytes must be
+    /// passed for the kernel to hand out the AH number).
+    pub fn create_ah(
+        &self,
+        pd: u32,
+        attr: &uapi::ib_uverbs_ah_attr,
+        drv_out: &mut [u8],
+    ) -> Result<u32> {
+        let mut req = uapi::ib_uverbs_create_ah::new_zeroed();
+        req.pd_handle = pd;
+        req.attr = *attr;
+        let mut resp = uapi::ib_uverbs_create_ah_resp::new_zeroed();
+        self.channel().write(
+            Verb::CreateAh,
+            uapi::IB_USER_VERBS_CMD_CREATE_AH,
+            &mut req,
+            &mut resp,
+            &[],
+            drv_out,
+        )?;
+        Ok(resp.ah_handle)
+    }
+
+    /// Destroys an address handle (the `AH_DESTROY` ioctl, or the `DESTROY_AH` write command).
+    pub fn destroy_ah(&self, handle: u32) -> Result<()> {
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_AH, uapi::UVERBS_METHOD_AH_DESTROY);
+        cmd.idr(uapi::UVERBS_ATTR_DESTROY_AH_HANDLE, handle);
+        if self.channel().ioctl_or_write(Verb::DestroyAh, &mut cmd)? == Outcome::UseWrite {
+            let mut req = uapi::ib_uverbs_destroy_ah { ah_handle: handle };
+            self.channel().write(
+                Verb::DestroyAh,
+                uapi::IB_USER_VERBS_CMD_DESTROY_AH,
+                &mut req,
+                &mut (),
+                &[],
+                &mut [],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `ATTACH_MCAST`: queue pair `qp_handle` (UD) receives the datagrams sent to multicast group
+    /// `gid` (network order; `mlid` is the multicast LID on InfiniBand, 0 on RoCE).
+    pub fn attach_mcast(&self, qp_handle: u32, gid: &[u8; 16], mlid: u16) -> Result<()> {
+        let mut req = uapi::ib_uverbs_attach_mcast {
+            gid: *gid,
+            qp_handle,
+            mlid,
+            reserved: 0,
+        };
+        self.channel().write(
+            Verb::AttachMcast,
+            uapi::IB_USER_VERBS_CMD_ATTACH_MCAST,
+            &mut req,
+            &mut (),
+            &[],
+            &mut [],
+        )
+    }
+
+    /// `DETACH_MCAST`: undoes [`Context::attach_mcast`].
+    pub fn detach_mcast(&self, qp_handle: u32, gid: &[u8; 16], mlid: u16) -> Result<()> {
+        let mut req = uapi::ib_uverbs_detach_mcast {
+            gid: *gid,
+            qp_handle,
+            mlid,
+            reserved: 0,
+        };
+        self.channel().write(
+            Verb::DetachMcast,
+            uapi::IB_USER_VERBS_CMD_DETACH_MCAST,
+            &mut req,
+            &mut (),
+            &[],
+            &mut [],
+        )
     }
 }

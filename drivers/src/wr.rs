@@ -58,6 +58,21 @@ pub struct Sge {
 /// The largest message the verbs carry (2 GiB, the port's `max_msg_sz` on 6.12).
 pub const MAX_MESSAGE: u64 = 1 << 31;
 
+/// Where a UD send goes: an address handle (by the number the backend gave it), the remote queue
+/// pair and the Q_Key the datagram carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdDest {
+    /// The address handle's number (rxe: `rxe_create_ah_resp.ah_num`).
+    pub ah_num: u32,
+    /// The destination queue pair number (24 bits; `0xffffff` for a multicast group).
+    pub remote_qpn: u32,
+    /// The Q_Key the receiving queue pair must have, or the datagram is dropped.
+    pub remote_qkey: u32,
+}
+
+/// The destination QPN of multicast datagrams.
+pub const MULTICAST_QPN: u32 = 0xff_ffff;
+
 /// A send work request.
 #[derive(Debug, Clone, Copy)]
 pub struct SendWr<'a> {
@@ -82,6 +97,8 @@ pub struct SendWr<'a> {
     pub compare_add: u64,
     /// Swap operand.
     pub swap: u64,
+    /// The destination of a send on a UD queue pair (required there, refused on RC and UC).
+    pub ud: Option<UdDest>,
 }
 
 impl<'a> SendWr<'a> {
@@ -98,6 +115,7 @@ impl<'a> SendWr<'a> {
             rkey: 0,
             compare_add: 0,
             swap: 0,
+            ud: None,
         }
     }
 

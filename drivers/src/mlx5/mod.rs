@@ -5,6 +5,16 @@
 //! version, maximum WQE sizes) every later mlx5 command depends on. The request asks for what
 //! rdma-core's provider asks for by default, except dynamic UARs and DEVX, which this backend does not
 //! use: the kernel then hands out `total_num_bfregs` static BlueFlame registers.
+//!
+//! The data path, as models over caller-provided buffers: [`wqe`] (send WQE segments and the
+//! [`wqe::SendQueue`] that builds them into the SQ ring), [`cqe`] (CQE views and the
+//! [`cqe::CompletionQueue`] that polls them) and [`doorbell`] (doorbell records, UAR writes,
+//! BlueFlame registers). `drivers/tests/mlx5_golden.rs` checks them byte for byte against rdma-core's
+//! `<infiniband/mlx5dv.h>`.
+
+pub mod cqe;
+pub mod doorbell;
+pub mod wqe;
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};

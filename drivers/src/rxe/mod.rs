@@ -1,13 +1,16 @@
 //! The rxe (soft-RoCE) backend.
 //!
-//! [`queue`] is the shared ring; [`cq`] and [`qp`] drive completion queues and queue pairs over it.
+//! [`queue`] is the shared ring; [`cq`] and [`qp`] drive completion queues and queue pairs over it;
+//! [`ah`] holds the address handles UD sends name.
 //!
 //! rxe's user context carries no driver data in either direction (the kernel's `rxe_alloc_ucontext`
 //! ignores udata), and `QUERY_DEVICE` must be sent without any.
 
+pub mod ah;
 pub mod cq;
 pub mod qp;
 pub mod queue;
+pub mod srq;
 
 use crate::discover::Driver;
 use crate::error::Result;

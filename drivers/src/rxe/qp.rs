@@ -14,7 +14,7 @@ use super::queue::Queue;
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
 use crate::verbs::{QpCreated, QpInit};
-use crate::wr::{opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE};
+use crate::wr::{opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE, MULTICAST_QPN};
 
 const SEND_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_send_wqe>();
 const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
@@ -63,12 +63,17 @@ impl RxeQp {
         let created = ctx.create_qp(init, resp.as_mut_bytes())?;
         let cap = created.cap;
         let mapped = (|| {
-            let rq = Queue::map(
-                ctx.channel(),
-                &resp.rq_mi,
-                RECV_WQE_HEADER + SGE_SIZE * cap.max_recv_sge as usize,
-                Verb::CreateQp,
-            )?;
+            // A queue pair on a shared receive queue has no receive ring: the kernel hands out no
+            // mapping for one, and `rq_mi` is left as it was.
+            let rq = match init.srq {
+                Some(_) => None,
+                None => Some(Queue::map(
+                    ctx.channel(),
+                    &resp.rq_mi,
+                    RECV_WQE_HEADER + SGE_SIZE * cap.max_recv_sge as usize,
+                    Verb::CreateQp,
+                )?),
+            };
             let payload = (SGE_SIZE * cap.max_send_sge as usize).max(cap.max_inline_data as usize);
             let sq = Queue::map(
                 ctx.channel(),
@@ -90,7 +95,7 @@ impl RxeQp {
             created,
             qp_type: init.qp_type,
             sq,
-            rq: Some(rq),
+            rq,
             sq_lock: Mutex::new(()),
             rq_lock: Mutex::new(()),
             state: AtomicU8::new(state::RESET),
@@ -165,6 +170,7 @@ impl RxeQp {
                 wr.opcode, self.qp_type
             )));
         }
+        self.check_ud_dest(wr)?;
         if wr.flags
             & !(send_flags::FENCE
                 | send_flags::SIGNALED
@@ -208,6 +214,29 @@ impl RxeQp {
             ));
         }
         Ok(())
+    }
+
+    /// A UD queue pair sends only to a [`crate::wr::UdDest`]; RC and UC ones only to their peer.
+    fn check_ud_dest(&self, wr: &SendWr<'_>) -> Result<()> {
+        let bad = |what: String| Error::InvalidArgument {
+            verb: Verb::PostSend,
+            what,
+        };
+        let ud = self.qp_type == uapi::IB_UVERBS_QPT_UD;
+        match wr.ud {
+            None if ud => Err(bad(
+                "a send on a UD queue pair needs a destination (address handle, QPN, Q_Key)".into(),
+            )),
+            Some(_) if !ud => Err(bad(
+                "a UD destination on a connected queue pair, which sends only to its peer".into(),
+            )),
+            Some(d) if d.remote_qpn > MULTICAST_QPN => Err(bad(format!(
+                "remote QPN {:#x} does not fit in 24 bits",
+                d.remote_qpn
+            ))),
+            Some(d) if d.ah_num == 0 => Err(bad("address handle number 0".into())),
+            _ => Ok(()),
+        }
     }
 
     /// Posts send work requests, then rings the doorbell once.
@@ -309,6 +338,13 @@ impl RxeQp {
                 reserved: 0,
             });
             wqe.iova = wr.remote_addr;
+        } else if let Some(ud) = wr.ud {
+            wqe.wr.set_ud(&uapi::rxe_send_wr_ud {
+                remote_qpn: ud.remote_qpn,
+                remote_qkey: ud.remote_qkey,
+                ah_num: ud.ah_num,
+                ..Default::default()
+            });
         }
         wqe.dma.length = length;
         wqe.dma.resid = length;
@@ -344,7 +380,9 @@ impl RxeQp {
                 index: 0,
                 error: Error::InvalidArgument {
                     verb: Verb::PostRecv,
-                    what: "the queue pair has no receive queue".into(),
+                    what: "the queue pair has no receive queue (it takes its receives from a \
+                           shared receive queue: post them there)"
+                        .into(),
                 },
             });
         };

@@ -1,0 +1,1340 @@
+//! mlx5 send work-queue entries: the 16-byte segments of `infiniband/mlx5dv.h` as zerocopy structs
+//! with big-endian fields, and [`SendQueue`], which builds WQEs from [`SendWr`]s into a
+//! caller-provided ring the way rdma-core's `_mlx5_post_send` and `post_send_db` do.
+//!
+//! # WQE format
+//!
+//! A send WQE is a sequence of 16-byte segments ("octowords"), starting with a [`CtrlSeg`] at the
+//! start of a 64-byte basic block (WQEBB, [`SEND_WQE_BB`]):
+//!
+//! | QP | opcode | segments after the control segment |
+//! |---|---|---|
+//! | RC | RDMA write/read | [`RaddrSeg`], data |
+//! | RC | atomics | [`RaddrSeg`], [`AtomicSeg`], data (each [`DataSeg`] with byte count 8) |
+//! | UC | RDMA write | [`RaddrSeg`], data |
+//! | UD | sends | [`DatagramSeg`] (48 bytes), data |
+//! | any | sends | data |
+//!
+//! "Data" is either one [`DataSeg`] per scatter/gather entry of non-zero length, or with
+//! [`wr::send_flags::INLINE`] one inline segment: an [`InlineHeader`] (`byte_count | 0x8000_0000`),
+//! the bytes, zero padding to a multiple of 16. The control segment's `ds` counts the WQE's
+//! octowords (control included; at most [`MAX_DS`]); the WQE takes `ceil(ds / 4)` basic blocks, and
+//! the producer counter `cur_post` advances by that many. The control segment carries
+//! `cur_post & 0xffff` as the WQE index, which the CQE returns as `wqe_counter`.
+//!
+//! # The wrap rule
+//!
+//! The ring holds a power-of-two number of basic blocks; the device reads it cyclically. A WQE
+//! starts at block `cur_post & (wqe_cnt - 1)` and its octowords occupy consecutive 16-byte slots
+//! *modulo the ring*: when a WQE reaches the ring's end, its next octoword goes to offset 0. This is
+//! rdma-core's rule (`_mlx5_post_send`: `if (seg == qend) seg = mlx5_get_send_wqe(qp, 0)` before
+//! each data segment and after the datagram segment; `set_data_inl_seg` continues inline bytes at
+//! the ring start). Consequences, all checked by the tests:
+//!
+//! * No segment is ever split: the ring end is 64-byte aligned and every segment is made of whole,
+//!   16-byte-aligned octowords, so the end always falls between two octowords. (rdma-core splits
+//!   inline data at byte granularity at the ring end; as the inline segment starts 16-aligned the
+//!   result is the same bytes.)
+//! * The control segment, and with it the remote-address, atomic and datagram segments, never wrap:
+//!   the control segment is block aligned and these never go past the first block (16 + 16 + 16 or
+//!   16 + 48 bytes). Only data segments and inline bytes continue at the ring start.
+//! * A WQE's blocks are consecutive modulo the ring: reading `ceil(ds / 4)` blocks from its start,
+//!   wrapping at the end, gives the WQE as if the ring were unbounded; the BlueFlame copy
+//!   ([`SendQueue::blueflame_blocks`]) reads it so, as `mlx5_bf_copy` does.
+//! * A WQE is never bigger than the ring, nor posted over blocks of WQEs that have not completed
+//!   (see [`SendQueue::post`]).
+//!
+//! Every byte of a WQE is written: reserved fields, the unused `compare` of a fetch-and-add and the
+//! padding after inline data are zero (rdma-core leaves the latter two as they were; the device
+//! ignores them).
+
+use zerocopy::byteorder::big_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use super::doorbell::{BlueFlameReg, DoorbellRecord, UarWriter, SND_DBR};
+use crate::barrier;
+use crate::error::{Error, Result, Verb};
+use crate::wr::{self, SendWr};
+
+/// mlx5 WQE opcodes (`MLX5_OPCODE_*`), the low byte of the control segment's first word.
+pub mod opcode {
+    /// No operation.
+    pub const NOP: u8 = 0x00;
+    /// Send with invalidate.
+    pub const SEND_INVAL: u8 = 0x01;
+    /// RDMA write.
+    pub const RDMA_WRITE: u8 = 0x08;
+    /// RDMA write with immediate.
+    pub const RDMA_WRITE_IMM: u8 = 0x09;
+    /// Send.
+    pub const SEND: u8 = 0x0a;
+    /// Send with immediate.
+    pub const SEND_IMM: u8 = 0x0b;
+    /// TCP segmentation offload (raw packet QPs).
+    pub const TSO: u8 = 0x0e;
+    /// RDMA read.
+    pub const RDMA_READ: u8 = 0x10;
+    /// Atomic compare and swap.
+    pub const ATOMIC_CS: u8 = 0x11;
+    /// Atomic fetch and add.
+    pub const ATOMIC_FA: u8 = 0x12;
+    /// Local invalidate.
+    pub const LOCAL_INVAL: u8 = 0x1b;
+    /// User-mode memory registration (memory-window bind, local invalidate in rdma-core).
+    pub const UMR: u8 = 0x25;
+}
+
+/// Bits of the control segment's `fm_ce_se` byte (`MLX5_WQE_CTRL_*`).
+pub mod fm_ce_se {
+    /// Fence: wait for earlier RDMA reads and atomics (fence mode, bits 7:5).
+    pub const FENCE: u8 = 4 << 5;
+    /// Initiator small fence (fence mode 1), used after memory-window binds.
+    pub const INITIATOR_SMALL_FENCE: u8 = 1 << 5;
+    /// Generate a CQE (completion mode: "always").
+    pub const CQ_UPDATE: u8 = 2 << 2;
+    /// Solicited event.
+    pub const SOLICITED: u8 = 1 << 1;
+}
+
+/// Size of a send basic block, the unit of `cur_post` (`MLX5_SEND_WQE_BB`).
+pub const SEND_WQE_BB: usize = 64;
+/// log2 of [`SEND_WQE_BB`] (`MLX5_SEND_WQE_SHIFT`).
+pub const SEND_WQE_SHIFT: u32 = 6;
+/// Marks a data segment as inline data (`MLX5_INLINE_SEG`).
+pub const INLINE_SEG: u32 = 0x8000_0000;
+/// In `dqp_dct`: the address vector is the extended (48-byte) one (`MLX5_EXTENDED_UD_AV`).
+pub const EXTENDED_UD_AV: u32 = 0x8000_0000;
+/// The lkey that ends a receive scatter list (`MLX5_INVALID_LKEY`).
+pub const INVALID_LKEY: u32 = 0x100;
+/// The largest `ds`: the field has 6 bits, so a WQE has at most 63 octowords (1008 bytes).
+pub const MAX_DS: usize = 0x3f;
+/// The most basic blocks a send queue may have: CQEs identify WQEs by a 16-bit counter.
+pub const MAX_WQE_COUNT: usize = 1 << 16;
+/// Size of a WQE segment unit (an octoword).
+const OCTOWORD: usize = 16;
+
+/// The control segment that starts every send WQE (`struct mlx5_wqe_ctrl_seg`, 16 bytes).
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+    Unaligned,
+)]
+pub struct CtrlSeg {
+    /// `opmod << 24 | wqe_index << 8 | opcode`.
+    pub opmod_idx_opcode: U32,
+    /// `qpn << 8 | ds`.
+    pub qpn_ds: U32,
+    /// WQE signature (only with QP signatures enabled; 0 otherwise).
+    pub signature: u8,
+    /// DCI stream channel (DC only; reserved otherwise).
+    pub dci_stream_channel_id: U16,
+    /// Fence mode, completion mode, solicited event: [`fm_ce_se`] bits.
+    pub fm_ce_se: u8,
+    /// Immediate data (as it goes on the wire) or the rkey a send-with-invalidate invalidates.
+    pub imm: U32,
+}
+
+impl CtrlSeg {
+    /// A control segment, as `mlx5dv_set_ctrl_seg` fills it: `pi` is the WQE's first basic block
+    /// (`cur_post`, wrapping at 0xffff), `ds` its size in octowords, `imm` the immediate (already in
+    /// wire order) or invalidated rkey.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        pi: u16,
+        opcode: u8,
+        opmod: u8,
+        qpn: u32,
+        fm_ce_se: u8,
+        ds: u8,
+        signature: u8,
+        imm: U32,
+    ) -> CtrlSeg {
+        CtrlSeg {
+            opmod_idx_opcode: U32::new(
+                (u32::from(opmod) << 24) | (u32::from(pi) << 8) | u32::from(opcode),
+            ),
+            qpn_ds: U32::new((qpn << 8) | u32::from(ds)),
+            signature,
+            dci_stream_channel_id: U16::ZERO,
+            fm_ce_se,
+            imm,
+        }
+    }
+
+    /// The mlx5 opcode ([`opcode`]).
+    pub fn opcode(&self) -> u8 {
+        self.opmod_idx_opcode.get() as u8
+    }
+
+    /// The opcode modifier.
+    pub fn opmod(&self) -> u8 {
+        (self.opmod_idx_opcode.get() >> 24) as u8
+    }
+
+    /// The WQE index: the producer counter when the WQE was posted, modulo 2^16.
+    pub fn wqe_index(&self) -> u16 {
+        (self.opmod_idx_opcode.get() >> 8) as u16
+    }
+
+    /// The queue pair number.
+    pub fn qpn(&self) -> u32 {
+        self.qpn_ds.get() >> 8
+    }
+
+    /// The WQE size in octowords (the low byte; the device reads 6 bits).
+    pub fn ds(&self) -> u8 {
+        self.qpn_ds.get() as u8
+    }
+}
+
+/// The remote address of an RDMA or atomic operation (`struct mlx5_wqe_raddr_seg`, 16 bytes).
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+    Unaligned,
+)]
+pub struct RaddrSeg {
+    /// Remote virtual address.
+    pub raddr: U64,
+    /// Remote key.
+    pub rkey: U32,
+    /// Reserved, zero.
+    pub reserved: U32,
+}
+
+impl RaddrSeg {
+    /// A remote-address segment (rdma-core's `set_raddr_seg`).
+    pub fn new(raddr: u64, rkey: u32) -> RaddrSeg {
+        RaddrSeg {
+            raddr: U64::new(raddr),
+            rkey: U32::new(rkey),
+            reserved: U32::ZERO,
+        }
+    }
+}
+
+/// The operands of an atomic (`struct mlx5_wqe_atomic_seg`, 16 bytes).
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+    Unaligned,
+)]
+pub struct AtomicSeg {
+    /// The swap value (compare and swap) or the addend (fetch and add).
+    pub swap_add: U64,
+    /// The compare value (compare and swap; zero for fetch and add).
+    pub compare: U64,
+}
+
+impl AtomicSeg {
+    /// Operands of a compare and swap: write `swap` if the remote value equals `compare`.
+    pub fn compare_swap(compare: u64, swap: u64) -> AtomicSeg {
+        AtomicSeg {
+            swap_add: U64::new(swap),
+            compare: U64::new(compare),
+        }
+    }
+
+    /// Operands of a fetch and add.
+    pub fn fetch_add(add: u64) -> AtomicSeg {
+        AtomicSeg {
+            swap_add: U64::new(add),
+            compare: U64::ZERO,
+        }
+    }
+}
+
+/// A pointer to local memory (`struct mlx5_wqe_data_seg`, 16 bytes).
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+    Unaligned,
+)]
+pub struct DataSeg {
+    /// Length in bytes.
+    pub byte_count: U32,
+    /// Local key of the memory region.
+    pub lkey: U32,
+    /// Virtual address.
+    pub addr: U64,
+}
+
+impl DataSeg {
+    /// A data segment, as `mlx5dv_set_data_seg` fills it.
+    pub fn new(byte_count: u32, lkey: u32, addr: u64) -> DataSeg {
+        DataSeg {
+            byte_count: U32::new(byte_count),
+            lkey: U32::new(lkey),
+            addr: U64::new(addr),
+        }
+    }
+}
+
+/// The 4-byte header of an inline data segment (`struct mlx5_wqe_inl_data_seg`); the data follows
+/// it directly, and the segment is padded to a multiple of 16 bytes.
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+    Unaligned,
+)]
+pub struct InlineHeader {
+    /// `length | INLINE_SEG`.
+    pub byte_count: U32,
+}
+
+impl InlineHeader {
+    /// The header of `len` inline bytes.
+    pub fn new(len: u32) -> InlineHeader {
+        InlineHeader {
+            byte_count: U32::new(len | INLINE_SEG),
+        }
+    }
+
+    /// The octowords an inline segment of `len` bytes takes, header and padding included.
+    pub const fn octowords(len: usize) -> usize {
+        (4 + len).div_ceil(OCTOWORD)
+    }
+}
+
+/// An address vector (`struct mlx5_wqe_av`, 48 bytes): where a UD datagram goes. An address
+/// handle holds one, filled in at creation; each send copies it into its [`DatagramSeg`] and sets
+/// the destination QP and Q_Key.
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+    Unaligned,
+)]
+pub struct Av {
+    /// Q_Key (UD): `key.qkey.qkey`. With DC the first 8 bytes are one 64-bit `dc_key`
+    /// ([`Av::set_dc_key`]).
+    pub qkey: U32,
+    /// `key.qkey.reserved`.
+    pub key_reserved: U32,
+    /// Destination QP (or DCT) number, with [`EXTENDED_UD_AV`].
+    pub dqp_dct: U32,
+    /// `static_rate << 4 | sl` (IB: `sl & 0xf`; RoCE: `(sl & 7) << 1`).
+    pub stat_rate_sl: u8,
+    /// Force loopback and source path bits (IB).
+    pub fl_mlid: u8,
+    /// Destination LID (IB).
+    pub rlid: U16,
+    /// Reserved.
+    pub reserved0: [u8; 4],
+    /// Destination MAC (RoCE).
+    pub rmac: [u8; 6],
+    /// GRH traffic class / IPv6 traffic class / IPv4 TOS.
+    pub tclass: u8,
+    /// GRH hop limit / IPv6 hop limit / IPv4 TTL.
+    pub hop_limit: u8,
+    /// `grh << 30 | sgid_index << 20 | flow_label` ([`Av::grh_gid_fl`]).
+    pub grh_gid_fl: U32,
+    /// Destination GID (or IP address).
+    pub rgid: [u8; 16],
+}
+
+impl Av {
+    /// The `grh_gid_fl` word: the GRH-present bit (IB global routes; 0 on RoCE), the source GID
+    /// index and the 20-bit flow label (rdma-core's `mlx5_create_ah`).
+    pub fn grh_gid_fl(grh: bool, sgid_index: u8, flow_label: u32) -> U32 {
+        U32::new((u32::from(grh) << 30) | (u32::from(sgid_index) << 20) | (flow_label & 0xf_ffff))
+    }
+
+    /// The 64-bit DC access key that overlays the Q_Key and the word after it.
+    pub fn dc_key(&self) -> u64 {
+        (u64::from(self.qkey.get()) << 32) | u64::from(self.key_reserved.get())
+    }
+
+    /// Sets the 64-bit key (`mlx5dv_set_dgram_seg` always writes all 64 bits: a UD Q_Key `q` is
+    /// the key `q << 32`).
+    pub fn set_dc_key(&mut self, key: u64) {
+        self.qkey = U32::new((key >> 32) as u32);
+        self.key_reserved = U32::new(key as u32);
+    }
+
+    /// The destination queue pair (24 bits).
+    pub fn dest_qpn(&self) -> u32 {
+        self.dqp_dct.get() & 0xff_ffff
+    }
+}
+
+/// The datagram segment of a UD send (`struct mlx5_wqe_datagram_seg`): an address vector.
+#[repr(C)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    FromBytes,
+    IntoBytes,
+    Immutable,
+    KnownLayout,
+    Unaligned,
+)]
+pub struct DatagramSeg {
+    /// The address vector.
+    pub av: Av,
+}
+
+impl DatagramSeg {
+    /// The datagram segment of a send to `remote_qpn` with `qkey` through an address handle whose
+    /// vector is `av` (rdma-core's `_set_datagram_seg`: the vector, then `dqp_dct = remote_qpn |
+    /// MLX5_EXTENDED_UD_AV` and the Q_Key).
+    pub fn new(av: &Av, remote_qpn: u32, qkey: u32) -> DatagramSeg {
+        let mut av = *av;
+        av.dqp_dct = U32::new(remote_qpn | EXTENDED_UD_AV);
+        av.qkey = U32::new(qkey);
+        DatagramSeg { av }
+    }
+}
+
+/// The transport of a send queue, which decides the segments after the control segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpType {
+    /// Reliable connection.
+    Rc,
+    /// Unreliable connection.
+    Uc,
+    /// Unreliable datagram.
+    Ud,
+}
+
+/// What a [`SendQueue`] is created with: the QP's number and the capacities it was created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendQueueConfig {
+    /// The queue pair number (24 bits), written into every control segment.
+    pub qpn: u32,
+    /// The user index given at QP creation (CQE version 1), by which CQEs name the QP; `None` with
+    /// CQE version 0, where they name it by `qpn`.
+    pub user_index: Option<u32>,
+    /// The transport.
+    pub qp_type: QpType,
+    /// At most this many work requests outstanding (posted and not completed).
+    pub max_send_wr: u32,
+    /// At most this many scatter/gather entries per request.
+    pub max_send_sge: u32,
+    /// At most this many inline bytes per request.
+    pub max_inline_data: u32,
+    /// Every request generates a completion (`sq_sig_all`).
+    pub sq_sig_all: bool,
+}
+
+/// Where a posted WQE is, and what [`SendQueue::post`] made of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostedWqe {
+    /// The WQE index: the producer counter at its start, modulo 2^16. The CQE reports it as
+    /// `wqe_counter`.
+    pub index: u16,
+    /// Byte offset of its control segment in the ring.
+    pub offset: usize,
+    /// Its size in octowords.
+    pub ds: u8,
+    /// Its size in basic blocks (`ceil(ds / 4)`).
+    pub bbs: u32,
+    /// Whether it carries its data inline.
+    pub inline: bool,
+}
+
+/// A completed send WQE: what [`SendQueue::retire`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retired {
+    /// The request's `wr_id`.
+    pub wr_id: u64,
+    /// The WQE's mlx5 [`opcode`].
+    pub opcode: u8,
+}
+
+/// What the doorbell of a batch writes to the UAR (rdma-core's choice in `post_send_db`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoorbellWrite {
+    /// Copy the WQE, `bbs` 64-byte blocks from its start (wrapping at the ring end), to the
+    /// BlueFlame buffer.
+    BlueFlame(PostedWqe),
+    /// Store the first 8 bytes of the last WQE's control segment, as they are (big-endian), with
+    /// one 64-bit write.
+    Register([u8; 8]),
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    wr_id: u64,
+    /// The request's sequence number (rdma-core's `wqe_head`).
+    seq: u32,
+    /// `cur_post` at the WQE's start and after its end.
+    start: u32,
+    end: u32,
+    opcode: u8,
+}
+
+/// Writes octowords into the ring from a byte offset, continuing at offset 0 after the end.
+struct RingWriter<'r> {
+    ring: &'r mut [u8],
+    pos: usize,
+}
+
+impl RingWriter<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        debug_assert_eq!(bytes.len() % OCTOWORD, 0);
+        for unit in bytes.chunks_exact(OCTOWORD) {
+            self.ring[self.pos..self.pos + OCTOWORD].copy_from_slice(unit);
+            self.pos = (self.pos + OCTOWORD) & (self.ring.len() - 1);
+        }
+    }
+
+    /// An inline segment: header, data, zero padding to the octoword.
+    fn put_inline(&mut self, data: &[u8]) {
+        let mut unit = [0u8; OCTOWORD];
+        unit[..4].copy_from_slice(InlineHeader::new(data.len() as u32).as_bytes());
+        let first = data.len().min(OCTOWORD - 4);
+        unit[4..4 + first].copy_from_slice(&data[..first]);
+        self.put(&unit);
+        for chunk in data[first..].chunks(OCTOWORD) {
+            let mut unit = [0u8; OCTOWORD];
+            unit[..chunk.len()].copy_from_slice(chunk);
+            self.put(&unit);
+        }
+    }
+}
+
+/// A send queue: builds WQEs from work requests into a caller-provided ring of 64-byte basic blocks
+/// and keeps the bookkeeping rdma-core keeps in `struct mlx5_wq` (producer counter, `wr_id` per WQE
+/// index, outstanding requests).
+///
+/// The ring `B` is the SQ part of the QP buffer (a power-of-two number of basic blocks, at most
+/// [`MAX_WQE_COUNT`]). Posting writes only the ring and the queue's own state; [`ring_doorbell`]
+/// makes the batch visible to the device. Completions retire WQEs through [`retire`]: a completed
+/// WQE retires every earlier one too, as unsignaled WQEs produce no CQE.
+///
+/// [`ring_doorbell`]: SendQueue::ring_doorbell
+/// [`retire`]: SendQueue::retire
+#[derive(Debug)]
+pub struct SendQueue<B> {
+    ring: B,
+    wqe_cnt: u32,
+    cfg: SendQueueConfig,
+    /// Producer counter in basic blocks (free running).
+    cur_post: u32,
+    /// Requests posted and retired (free running).
+    head: u32,
+    tail: u32,
+    /// `cur_post` at the start of the oldest WQE not retired.
+    bb_tail: u32,
+    slots: Box<[Slot]>,
+    /// Requests posted since the last doorbell, and the last of them.
+    pending: u32,
+    last: Option<PostedWqe>,
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
+    /// A send queue over `ring`, empty (as after the QP's creation or a reset).
+    pub fn new(ring: B, cfg: SendQueueConfig) -> Result<SendQueue<B>> {
+        let len = ring.as_ref().len();
+        let bad = |what: String| Error::InvalidArgument {
+            verb: Verb::CreateQp,
+            what,
+        };
+        if len < SEND_WQE_BB || !len.is_power_of_two() || len / SEND_WQE_BB > MAX_WQE_COUNT {
+            return Err(bad(format!(
+                "a send ring of {len} bytes (a power of two, 64 to {} bytes)",
+                MAX_WQE_COUNT * SEND_WQE_BB
+            )));
+        }
+        if cfg.qpn > 0xff_ffff || cfg.max_send_wr == 0 {
+            return Err(bad(format!(
+                "QPN {:#x} with max_send_wr {}",
+                cfg.qpn, cfg.max_send_wr
+            )));
+        }
+        let wqe_cnt = (len / SEND_WQE_BB) as u32;
+        Ok(SendQueue {
+            ring,
+            wqe_cnt,
+            cfg,
+            cur_post: 0,
+            head: 0,
+            tail: 0,
+            bb_tail: 0,
+            slots: vec![Slot::default(); wqe_cnt as usize].into_boxed_slice(),
+            pending: 0,
+            last: None,
+        })
+    }
+
+    /// Builds the WQE of `wr` at the producer counter and advances it. `av` is the address
+    /// vector of the address handle a UD request goes through (required on UD, refused
+    /// otherwise); the destination QP and Q_Key come from `wr.ud`.
+    ///
+    /// Nothing is written when the request is refused: an opcode the transport does not have (or
+    /// that this backend does not build: local invalidate and memory-window binds, which take UMR
+    /// WQEs), unknown flags, inline data longer than `max_inline_data` or with scatter/gather
+    /// entries, more entries than `max_send_sge`, an atomic without an 8-byte buffer or 8-byte
+    /// aligned remote address, a WQE over [`MAX_DS`] octowords, or a full queue (`max_send_wr`
+    /// requests outstanding, or not enough free basic blocks before the oldest outstanding WQE).
+    pub fn post(&mut self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
+        let (mlx5_opcode, extra) = self.check(wr, av)?;
+        let inline = wr.is_inline() && !wr.inline.is_empty();
+        let data = if inline {
+            InlineHeader::octowords(wr.inline.len())
+        } else if wr.is_inline() {
+            0
+        } else {
+            wr.sges.iter().filter(|s| s.length != 0).count()
+        };
+        let ds = 1 + extra + data;
+        if ds > MAX_DS {
+            return Err(Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: format!(
+                    "a WQE of {ds} octowords (at most {MAX_DS}: fewer entries or inline bytes)"
+                ),
+            });
+        }
+        let bbs = ds.div_ceil(SEND_WQE_BB / OCTOWORD) as u32;
+        let used = self.cur_post.wrapping_sub(self.bb_tail);
+        if self.head.wrapping_sub(self.tail) >= self.cfg.max_send_wr || used + bbs > self.wqe_cnt {
+            return Err(Error::QueueFull {
+                verb: Verb::PostSend,
+                capacity: self.cfg.max_send_wr.min(self.wqe_cnt),
+            });
+        }
+
+        let idx = (self.cur_post & (self.wqe_cnt - 1)) as usize;
+        let offset = idx * SEND_WQE_BB;
+        let flags = wr.flags;
+        let signaled = self.cfg.sq_sig_all || flags & wr::send_flags::SIGNALED != 0;
+        let bit = |on: bool, value: u8| if on { value } else { 0 };
+        let fm_ce_se = bit(flags & wr::send_flags::FENCE != 0, fm_ce_se::FENCE)
+            | bit(signaled, fm_ce_se::CQ_UPDATE)
+            | bit(flags & wr::send_flags::SOLICITED != 0, fm_ce_se::SOLICITED);
+        let imm = match wr.opcode {
+            // Already in wire order in memory (`ibv_send_wr.imm_data`).
+            wr::opcode::SEND_WITH_IMM | wr::opcode::RDMA_WRITE_WITH_IMM => {
+                U32::from_bytes(wr.imm_or_inv.to_ne_bytes())
+            }
+            wr::opcode::SEND_WITH_INV => U32::new(wr.imm_or_inv),
+            _ => U32::ZERO,
+        };
+        let ctrl = CtrlSeg::new(
+            self.cur_post as u16,
+            mlx5_opcode,
+            0,
+            self.cfg.qpn,
+            fm_ce_se,
+            ds as u8,
+            0,
+            imm,
+        );
+
+        let mut w = RingWriter {
+            ring: self.ring.as_mut(),
+            pos: offset,
+        };
+        w.put(ctrl.as_bytes());
+        match (self.cfg.qp_type, av, wr.ud) {
+            // `check` made sure a UD request has both, and that it is a send.
+            (QpType::Ud, Some(av), Some(ud)) => {
+                w.put(DatagramSeg::new(av, ud.remote_qpn, ud.remote_qkey).as_bytes())
+            }
+            _ if wr.is_rdma() => w.put(RaddrSeg::new(wr.remote_addr, wr.rkey).as_bytes()),
+            _ if wr.is_atomic() => {
+                w.put(RaddrSeg::new(wr.remote_addr, wr.rkey).as_bytes());
+                let atomic = if wr.opcode == wr::opcode::ATOMIC_CMP_AND_SWP {
+                    AtomicSeg::compare_swap(wr.compare_add, wr.swap)
+                } else {
+                    AtomicSeg::fetch_add(wr.compare_add)
+                };
+                w.put(atomic.as_bytes());
+            }
+            _ => {}
+        }
+        if inline {
+            w.put_inline(wr.inline);
+        } else {
+            for sge in wr.sges.iter().filter(|s| s.length != 0) {
+                // rdma-core's `set_data_ptr_seg_atomic`: an atomic's buffer is 8 bytes.
+                let len = if wr.is_atomic() { 8 } else { sge.length };
+                w.put(DataSeg::new(len, sge.lkey, sge.addr).as_bytes());
+            }
+        }
+
+        let start = self.cur_post;
+        self.cur_post = self.cur_post.wrapping_add(bbs);
+        self.slots[idx] = Slot {
+            wr_id: wr.wr_id,
+            seq: self.head,
+            start,
+            end: self.cur_post,
+            opcode: mlx5_opcode,
+        };
+        self.head = self.head.wrapping_add(1);
+        let posted = PostedWqe {
+            index: start as u16,
+            offset,
+            ds: ds as u8,
+            bbs,
+            inline,
+        };
+        self.pending += 1;
+        self.last = Some(posted);
+        Ok(posted)
+    }
+
+    /// Checks a request against the queue; returns its mlx5 opcode and the number of octowords
+    /// between the control segment and the data.
+    fn check(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<(u8, usize)> {
+        use wr::opcode as op;
+        let bad = |what: String| Error::InvalidArgument {
+            verb: Verb::PostSend,
+            what,
+        };
+        let qp_type = self.cfg.qp_type;
+        let (mlx5_opcode, extra) = match (qp_type, wr.opcode) {
+            (_, op::LOCAL_INV | op::BIND_MW) => {
+                return Err(Error::Unsupported {
+                    verb: Verb::PostSend,
+                })
+            }
+            (QpType::Ud, op::SEND) => (opcode::SEND, 3),
+            (QpType::Ud, op::SEND_WITH_IMM) => (opcode::SEND_IMM, 3),
+            (QpType::Ud, _) => (0xff, 0),
+            (_, op::SEND) => (opcode::SEND, 0),
+            (_, op::SEND_WITH_IMM) => (opcode::SEND_IMM, 0),
+            (_, op::RDMA_WRITE) => (opcode::RDMA_WRITE, 1),
+            (_, op::RDMA_WRITE_WITH_IMM) => (opcode::RDMA_WRITE_IMM, 1),
+            (QpType::Rc, op::SEND_WITH_INV) => (opcode::SEND_INVAL, 0),
+            (QpType::Rc, op::RDMA_READ) => (opcode::RDMA_READ, 1),
+            (QpType::Rc, op::ATOMIC_CMP_AND_SWP) => (opcode::ATOMIC_CS, 2),
+            (QpType::Rc, op::ATOMIC_FETCH_AND_ADD) => (opcode::ATOMIC_FA, 2),
+            _ => (0xff, 0),
+        };
+        if mlx5_opcode == 0xff {
+            return Err(bad(format!(
+                "opcode {} on a {qp_type:?} queue pair",
+                wr.opcode
+            )));
+        }
+        let known = wr::send_flags::FENCE
+            | wr::send_flags::SIGNALED
+            | wr::send_flags::SOLICITED
+            | wr::send_flags::INLINE;
+        if wr.flags & !known != 0 {
+            return Err(bad(format!("send flags {:#x}", wr.flags)));
+        }
+        match (qp_type == QpType::Ud, wr.ud.is_some() && av.is_some()) {
+            (true, false) => {
+                return Err(bad(
+                    "a UD send needs a destination and its address vector".into()
+                ))
+            }
+            (false, _) if wr.ud.is_some() || av.is_some() => {
+                return Err(bad(format!("a destination on a {qp_type:?} queue pair")))
+            }
+            _ => {}
+        }
+        let length = wr.length();
+        if length > wr::MAX_MESSAGE {
+            return Err(bad(format!(
+                "a message of {length} bytes (at most {})",
+                wr::MAX_MESSAGE
+            )));
+        }
+        if wr.is_inline() {
+            if !wr.sges.is_empty() {
+                return Err(bad(
+                    "an inline request carries its data, not scatter/gather entries".into(),
+                ));
+            }
+            if wr.opcode == op::RDMA_READ || wr.is_atomic() {
+                return Err(bad("RDMA reads and atomics cannot be inline".into()));
+            }
+            if length > u64::from(self.cfg.max_inline_data) {
+                return Err(bad(format!(
+                    "{length} inline bytes (this queue pair takes {})",
+                    self.cfg.max_inline_data
+                )));
+            }
+        } else if wr.sges.len() > self.cfg.max_send_sge as usize {
+            return Err(bad(format!(
+                "{} scatter/gather entries (this queue pair takes {})",
+                wr.sges.len(),
+                self.cfg.max_send_sge
+            )));
+        }
+        if wr.is_atomic() && (length < 8 || wr.remote_addr % 8 != 0) {
+            return Err(bad(
+                "an atomic needs an 8-byte buffer and an 8-byte aligned remote address".into(),
+            ));
+        }
+        Ok((mlx5_opcode, extra))
+    }
+
+    /// The doorbell record's send word (`dbrec[MLX5_SND_DBR]`): `cur_post & 0xffff`.
+    pub fn doorbell_record(&self) -> U32 {
+        U32::new(self.cur_post & 0xffff)
+    }
+
+    /// What the doorbell for the requests posted since the last one writes to the UAR, or `None`
+    /// when there are none. A BlueFlame copy when the batch is one request, `bf` is enabled, the WQE
+    /// is inline or `bf.prefer` is set, it has more than one octoword and fits half the register;
+    /// otherwise the 8-byte doorbell (rdma-core's `post_send_db`).
+    pub fn plan_doorbell(&self, bf: &BlueFlameReg) -> Option<DoorbellWrite> {
+        let last = self.last.filter(|_| self.pending > 0)?;
+        if bf.enabled
+            && self.pending == 1
+            && (last.inline || bf.prefer)
+            && last.ds > 1
+            && usize::from(last.ds) <= bf.buf_size / OCTOWORD
+        {
+            return Some(DoorbellWrite::BlueFlame(last));
+        }
+        let mut db = [0u8; 8];
+        db.copy_from_slice(&self.ring.as_ref()[last.offset..last.offset + 8]);
+        Some(DoorbellWrite::Register(db))
+    }
+
+    /// Rings the doorbell for the requests posted since the last one, as `post_send_db` does:
+    /// [`barrier::udma_to_device_barrier`], the doorbell record, [`barrier::mmio_wc_start`], the
+    /// BlueFlame copy or 64-bit doorbell at `bf`'s current half, [`barrier::mmio_flush_writes`],
+    /// then the other half for next time. Returns how many requests the doorbell covered (0: none
+    /// pending, nothing written).
+    ///
+    /// A BlueFlame register shared between queues needs a lock around this call (rdma-core's
+    /// `bf->need_lock`).
+    pub fn ring_doorbell(
+        &mut self,
+        dbrec: &mut DoorbellRecord,
+        bf: &mut BlueFlameReg,
+        uar: &mut impl UarWriter,
+    ) -> u32 {
+        let Some(plan) = self.plan_doorbell(bf) else {
+            return 0;
+        };
+        barrier::udma_to_device_barrier();
+        dbrec.0[SND_DBR] = self.doorbell_record();
+        barrier::mmio_wc_start();
+        match plan {
+            DoorbellWrite::BlueFlame(wqe) => {
+                for (i, block) in self.blueflame_blocks(wqe).enumerate() {
+                    uar.write_block64(bf.offset + i * SEND_WQE_BB, block);
+                }
+            }
+            DoorbellWrite::Register(db) => uar.write64_be(bf.offset, db),
+        }
+        barrier::mmio_flush_writes();
+        bf.toggle();
+        std::mem::take(&mut self.pending)
+    }
+}
+
+impl<B: AsRef<[u8]>> SendQueue<B> {
+    /// The configuration the queue was created with.
+    pub fn config(&self) -> &SendQueueConfig {
+        &self.cfg
+    }
+
+    /// The number of basic blocks in the ring.
+    pub fn wqe_count(&self) -> u32 {
+        self.wqe_cnt
+    }
+
+    /// The producer counter `cur_post`, in basic blocks (free running; WQE indices are its low 16
+    /// bits).
+    pub fn producer_index(&self) -> u32 {
+        self.cur_post
+    }
+
+    /// Requests posted and not yet retired.
+    pub fn outstanding(&self) -> u32 {
+        self.head.wrapping_sub(self.tail)
+    }
+
+    /// Basic blocks free for new WQEs.
+    pub fn free_blocks(&self) -> u32 {
+        self.wqe_cnt - self.cur_post.wrapping_sub(self.bb_tail)
+    }
+
+    /// The ring.
+    pub fn ring(&self) -> &[u8] {
+        self.ring.as_ref()
+    }
+
+    /// The 64-byte blocks of a posted WQE in order, from its start, wrapping at the ring end: what
+    /// a BlueFlame doorbell copies (`mlx5_bf_copy`).
+    pub fn blueflame_blocks(&self, wqe: PostedWqe) -> impl Iterator<Item = &[u8; 64]> + '_ {
+        let ring = self.ring.as_ref();
+        (0..wqe.bbs as usize).map(move |i| {
+            let off = (wqe.offset + i * SEND_WQE_BB) & (ring.len() - 1);
+            ring[off..]
+                .first_chunk::<SEND_WQE_BB>()
+                .expect("the ring is a whole number of blocks")
+        })
+    }
+
+    /// Copies a posted WQE's basic blocks to `dst`, as [`blueflame_blocks`] reads them; returns the
+    /// bytes copied (`bbs * 64`, or less if `dst` is shorter).
+    ///
+    /// [`blueflame_blocks`]: SendQueue::blueflame_blocks
+    pub fn copy_wqe(&self, wqe: PostedWqe, dst: &mut [u8]) -> usize {
+        let mut n = 0;
+        for (block, out) in self.blueflame_blocks(wqe).zip(dst.chunks_mut(SEND_WQE_BB)) {
+            out.copy_from_slice(&block[..out.len()]);
+            n += out.len();
+        }
+        n
+    }
+
+    /// Retires the WQE a completion names by `wqe_counter`, and with it every earlier WQE (they
+    /// completed before it, unsignaled or not): frees their blocks and returns its `wr_id` and
+    /// opcode. `None` if no outstanding WQE starts at that counter (a stale or corrupt CQE).
+    ///
+    /// rdma-core: `idx = wqe_ctr & (wqe_cnt - 1); wr_id = wrid[idx]; tail = wqe_head[idx] + 1`.
+    pub fn retire(&mut self, wqe_counter: u16) -> Option<Retired> {
+        let idx = (u32::from(wqe_counter) & (self.wqe_cnt - 1)) as usize;
+        let slot = self.slots[idx];
+        if slot.seq.wrapping_sub(self.tail) >= self.outstanding()
+            || slot.start as u16 != wqe_counter
+        {
+            return None;
+        }
+        self.tail = slot.seq.wrapping_add(1);
+        self.bb_tail = slot.end;
+        Some(Retired {
+            wr_id: slot.wr_id,
+            opcode: slot.opcode,
+        })
+    }
+
+    /// Forgets every WQE and returns the counters to 0, as a transition to RESET does
+    /// (`mlx5_init_qp_indices`). The ring is left as it is.
+    pub fn reset(&mut self) {
+        self.cur_post = 0;
+        self.head = 0;
+        self.tail = 0;
+        self.bb_tail = 0;
+        self.pending = 0;
+        self.last = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wr::{send_flags, Sge, UdDest};
+
+    fn cfg(qp_type: QpType) -> SendQueueConfig {
+        SendQueueConfig {
+            qpn: 0x12_3456,
+            user_index: None,
+            qp_type,
+            max_send_wr: 1024,
+            max_send_sge: 64,
+            max_inline_data: 1024,
+            sq_sig_all: false,
+        }
+    }
+
+    fn sge(len: u32, i: u64) -> Sge {
+        Sge {
+            addr: 0x1000_0000 + i * 0x100,
+            length: len,
+            lkey: 0x77 + i as u32,
+        }
+    }
+
+    /// A WQE read back from the ring with the wrap rule, as bytes.
+    fn read_back<B: AsRef<[u8]>>(sq: &SendQueue<B>, w: PostedWqe) -> Vec<u8> {
+        let mut v = vec![0u8; w.bbs as usize * 64];
+        assert_eq!(sq.copy_wqe(w, &mut v), v.len());
+        v.truncate(usize::from(w.ds) * 16);
+        v
+    }
+
+    #[test]
+    fn segment_sizes() {
+        assert_eq!(std::mem::size_of::<CtrlSeg>(), 16);
+        assert_eq!(std::mem::size_of::<RaddrSeg>(), 16);
+        assert_eq!(std::mem::size_of::<AtomicSeg>(), 16);
+        assert_eq!(std::mem::size_of::<DataSeg>(), 16);
+        assert_eq!(std::mem::size_of::<InlineHeader>(), 4);
+        assert_eq!(std::mem::size_of::<Av>(), 48);
+        assert_eq!(std::mem::size_of::<DatagramSeg>(), 48);
+        assert_eq!(std::mem::offset_of!(CtrlSeg, fm_ce_se), 11);
+        assert_eq!(std::mem::offset_of!(Av, rgid), 32);
+    }
+
+    #[test]
+    fn ctrl_fields_round_trip() {
+        let c = CtrlSeg::new(
+            0xfffe,
+            opcode::RDMA_READ,
+            3,
+            0xff_ffff,
+            0x8a,
+            63,
+            0,
+            U32::ZERO,
+        );
+        assert_eq!(
+            (c.wqe_index(), c.opcode(), c.opmod(), c.qpn(), c.ds()),
+            (0xfffe, 0x10, 3, 0xff_ffff, 63)
+        );
+        assert_eq!(
+            c.as_bytes(),
+            &[3, 0xff, 0xfe, 0x10, 0xff, 0xff, 0xff, 63, 0, 0, 0, 0x8a, 0, 0, 0, 0]
+        );
+    }
+
+    #[test]
+    fn rdma_write_layout() {
+        let mut ring = vec![0u8; 256];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+        let sges = [sge(100, 0), sge(0, 1), sge(28, 2)];
+        let mut wr = SendWr::send(7, &sges);
+        wr.opcode = wr::opcode::RDMA_WRITE_WITH_IMM;
+        wr.imm_or_inv = 0xdead_beef_u32.to_be();
+        wr.remote_addr = 0xaabb_ccdd_0011_2233;
+        wr.rkey = 0x4455;
+        wr.flags |= send_flags::SOLICITED | send_flags::FENCE;
+        let w = sq.post(&wr, None).unwrap();
+        // ctrl + raddr + 2 data (the empty entry is skipped).
+        assert_eq!((w.index, w.offset, w.ds, w.bbs), (0, 0, 4, 1));
+        let b = read_back(&sq, w);
+        let ctrl = CtrlSeg::read_from_bytes(&b[..16]).unwrap();
+        assert_eq!(ctrl.opcode(), opcode::RDMA_WRITE_IMM);
+        assert_eq!(
+            ctrl.fm_ce_se,
+            fm_ce_se::FENCE | fm_ce_se::CQ_UPDATE | fm_ce_se::SOLICITED
+        );
+        assert_eq!(&b[12..16], &[0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(
+            RaddrSeg::read_from_bytes(&b[16..32]).unwrap(),
+            RaddrSeg::new(0xaabb_ccdd_0011_2233, 0x4455)
+        );
+        assert_eq!(
+            DataSeg::read_from_bytes(&b[48..64]).unwrap(),
+            DataSeg::new(28, 0x79, 0x1000_0200)
+        );
+        assert_eq!(sq.producer_index(), 1);
+        assert_eq!(sq.doorbell_record().get(), 1);
+    }
+
+    #[test]
+    fn refusals_write_nothing() {
+        let mut ring = [0u8; 128];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Uc)).unwrap();
+        let sges = [sge(8, 0)];
+        let mut wr = SendWr::send(1, &sges);
+        wr.opcode = wr::opcode::RDMA_READ;
+        assert!(sq.post(&wr, None).is_err(), "no reads on UC");
+        wr.opcode = wr::opcode::LOCAL_INV;
+        assert!(matches!(sq.post(&wr, None), Err(Error::Unsupported { .. })));
+        wr.opcode = wr::opcode::SEND;
+        wr.flags |= 0x100;
+        assert!(sq.post(&wr, None).is_err(), "unknown flag");
+        wr.flags = send_flags::INLINE;
+        assert!(sq.post(&wr, None).is_err(), "inline with entries");
+        let many = [sge(1, 0); 65];
+        assert!(sq.post(&SendWr::send(1, &many), None).is_err());
+        assert_eq!(sq.producer_index(), 0);
+        assert_eq!(sq.outstanding(), 0);
+        drop(sq);
+        assert!(ring.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn ds_limit() {
+        let mut ring = vec![0u8; 64 * 16];
+        let mut c = cfg(QpType::Rc);
+        c.max_send_sge = 100;
+        let mut sq = SendQueue::new(&mut ring[..], c).unwrap();
+        let sges = [sge(1, 0); 62];
+        let w = sq.post(&SendWr::send(1, &sges), None).unwrap();
+        assert_eq!((w.ds, w.bbs), (63, 16));
+        sq.retire(0).unwrap();
+        let sges = [sge(1, 0); 63];
+        assert!(sq.post(&SendWr::send(1, &sges), None).is_err());
+    }
+
+    #[test]
+    fn wrap_never_splits_a_segment_and_reads_back_whole() {
+        // 4 blocks; a 3-block WQE posted at block 3 runs through blocks 3, 0, 1.
+        for inline_len in [0usize, 1, 12, 13, 100, 150] {
+            let mut ring = vec![0xeeu8; 256];
+            let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+            let one = [sge(4, 9)];
+            for i in 0..3 {
+                sq.post(&SendWr::send(i, &one), None).unwrap();
+            }
+            assert_eq!(sq.retire(2).unwrap().wr_id, 2);
+            let data: Vec<u8> = (0..inline_len as u8).collect();
+            let sges: Vec<Sge> = (0..9).map(|i| sge(10 + i, u64::from(i))).collect();
+            let mut wr = SendWr::send(99, if inline_len == 0 { &sges } else { &[] });
+            if inline_len > 0 {
+                wr.flags |= send_flags::INLINE;
+                wr.inline = &data;
+            }
+            let w = sq.post(&wr, None).unwrap();
+            assert_eq!(w.offset, 192);
+            let b = read_back(&sq, w);
+            // The same request on a fresh, larger ring: no wrap.
+            let mut flat = vec![0u8; 1024];
+            let mut sq2 = SendQueue::new(&mut flat[..], cfg(QpType::Rc)).unwrap();
+            for i in 0..3 {
+                sq2.post(&SendWr::send(i, &one), None).unwrap();
+            }
+            let w2 = sq2.post(&wr, None).unwrap();
+            assert_eq!(w2.offset, 192);
+            let b2 = read_back(&sq2, w2);
+            // Same index (3), same bytes: the wrap changes where the octowords are, not what.
+            assert_eq!(b, b2, "inline_len {inline_len}");
+            // In the ring: the WQE's first block at the end, the rest from offset 0, in whole
+            // octowords.
+            let len = usize::from(w.ds) * 16;
+            let ring_bytes = sq.ring();
+            let first = len.min(64);
+            assert_eq!(&ring_bytes[192..192 + first], &b2[..first]);
+            assert_eq!(&ring_bytes[..len - first], &b2[first..]);
+            if inline_len == 0 || inline_len > 100 {
+                assert!(w.bbs > 1 && len > 64, "this case wraps");
+            }
+        }
+    }
+
+    #[test]
+    fn ud_wraps_after_the_datagram_segment() {
+        let mut ring = vec![0u8; 256];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Ud)).unwrap();
+        let one = [sge(4, 0)];
+        let mut av = Av {
+            rmac: [2, 3, 4, 5, 6, 7],
+            hop_limit: 64,
+            ..Av::default()
+        };
+        av.grh_gid_fl = Av::grh_gid_fl(false, 3, 0x12345);
+        let dest = UdDest {
+            ah_num: 0,
+            remote_qpn: 0x42,
+            remote_qkey: 0x1111_2222,
+        };
+        let mut wr = SendWr::send(1, &one);
+        wr.ud = Some(dest);
+        assert!(sq.post(&wr, None).is_err(), "UD needs the vector");
+        wr.ud = None;
+        assert!(sq.post(&wr, Some(&av)).is_err(), "and the destination");
+        wr.ud = Some(dest);
+        // A UD WQE without data is one block (ctrl + datagram); one at block 1, then a two-block
+        // one at block 3, whose data segment goes to block 0.
+        let w0 = sq.post(&wr, Some(&av)).unwrap();
+        assert_eq!((w0.ds, w0.bbs), (5, 2));
+        let mut empty = wr;
+        empty.sges = &[];
+        let w = sq.post(&empty, Some(&av)).unwrap();
+        assert_eq!((w.offset, w.ds, w.bbs), (128, 4, 1));
+        assert!(sq.post(&wr, Some(&av)).is_err(), "block 0 is still in use");
+        sq.retire(0).unwrap();
+        let w1 = sq.post(&wr, Some(&av)).unwrap();
+        assert_eq!(w1.offset, 192);
+        assert_eq!(sq.producer_index(), 5);
+        assert_eq!(
+            DataSeg::read_from_bytes(&sq.ring()[..16]).unwrap(),
+            DataSeg::new(4, 0x77, 0x1000_0000)
+        );
+        let b = read_back(&sq, w1);
+        let dg = DatagramSeg::read_from_bytes(&b[16..64]).unwrap();
+        assert_eq!(dg.av.dqp_dct.get(), 0x42 | EXTENDED_UD_AV);
+        assert_eq!(dg.av.qkey.get(), 0x1111_2222);
+        assert_eq!(dg.av.rmac, [2, 3, 4, 5, 6, 7]);
+        assert_eq!(dg.av.grh_gid_fl.get(), (3 << 20) | 0x12345);
+    }
+
+    #[test]
+    fn full_queue_and_implicit_retirement() {
+        let mut ring = vec![0u8; 4 * 64];
+        let mut c = cfg(QpType::Rc);
+        c.max_send_wr = 3;
+        let mut sq = SendQueue::new(&mut ring[..], c).unwrap();
+        let one = [sge(4, 0)];
+        let mut unsignaled = SendWr::send(0, &one);
+        unsignaled.flags = 0;
+        for i in 0..3 {
+            unsignaled.wr_id = i;
+            sq.post(&unsignaled, None).unwrap();
+        }
+        assert!(matches!(
+            sq.post(&unsignaled, None),
+            Err(Error::QueueFull { capacity: 3, .. })
+        ));
+        // A completion of the third retires all three: the first two produced no CQE.
+        assert_eq!(
+            sq.retire(2),
+            Some(Retired {
+                wr_id: 2,
+                opcode: opcode::SEND
+            })
+        );
+        assert_eq!(sq.outstanding(), 0);
+        assert_eq!(sq.free_blocks(), 4);
+        assert_eq!(sq.retire(2), None, "already retired");
+        assert_eq!(sq.retire(1), None, "retired implicitly");
+        // Block space: a 4-block WQE fits only when the ring is empty.
+        let sges = [sge(1, 0); 15];
+        let big = SendWr::send(50, &sges);
+        sq.post(&unsignaled, None).unwrap(); // block 3
+        assert!(matches!(sq.post(&big, None), Err(Error::QueueFull { .. })));
+        sq.retire(3).unwrap();
+        let w = sq.post(&big, None).unwrap();
+        assert_eq!((w.index, w.offset, w.bbs), (4, 0, 4));
+        assert_eq!(sq.free_blocks(), 0);
+    }
+
+    #[test]
+    fn wr_id_lookup_after_many_wraps_and_index_wrap() {
+        // 8 blocks; WQEs of 1 and 2 blocks; run the 16-bit index past 0xffff several times.
+        let mut ring = vec![0u8; 8 * 64];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+        let one = [sge(4, 0)];
+        let five = [sge(4, 0); 5];
+        let mut outstanding = std::collections::VecDeque::new();
+        for n in 0u64..200_000 {
+            let wr = SendWr::send(n, if n % 3 == 0 { &five } else { &one });
+            let w = match sq.post(&wr, None) {
+                Ok(w) => w,
+                Err(Error::QueueFull { .. }) => {
+                    let (idx, id) = outstanding.pop_front().unwrap();
+                    assert_eq!(sq.retire(idx).unwrap().wr_id, id);
+                    sq.post(&wr, None).unwrap()
+                }
+                Err(e) => panic!("{e}"),
+            };
+            assert_eq!(w.index, sq.producer_index().wrapping_sub(w.bbs) as u16);
+            let ctrl = CtrlSeg::read_from_bytes(&sq.ring()[w.offset..w.offset + 16]).unwrap();
+            assert_eq!(ctrl.wqe_index(), w.index);
+            outstanding.push_back((w.index, n));
+        }
+        assert!(sq.producer_index() > 3 * 65536);
+    }
+
+    #[derive(Default)]
+    struct Uar(Vec<(usize, Vec<u8>)>);
+
+    impl UarWriter for Uar {
+        fn write64_be(&mut self, offset: usize, value: [u8; 8]) {
+            self.0.push((offset, value.to_vec()));
+        }
+        fn write_block64(&mut self, offset: usize, block: &[u8; 64]) {
+            self.0.push((offset, block.to_vec()));
+        }
+    }
+
+    #[test]
+    fn doorbells() {
+        let mut ring = vec![0u8; 4 * 64];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+        let mut dbrec = DoorbellRecord::default();
+        let mut bf = BlueFlameReg::new(512);
+        let mut uar = Uar::default();
+        assert_eq!(sq.ring_doorbell(&mut dbrec, &mut bf, &mut uar), 0);
+        assert!(uar.0.is_empty());
+
+        // One request of 2 blocks posted at block 3: BlueFlame, wrapping the source.
+        let one = [sge(4, 0)];
+        for i in 0..3 {
+            sq.post(&SendWr::send(i, &one), None).unwrap();
+        }
+        assert_eq!(sq.ring_doorbell(&mut dbrec, &mut bf, &mut uar), 3);
+        assert_eq!(uar.0.len(), 1, "three requests: the 8-byte doorbell");
+        assert_eq!(uar.0[0].0, 0);
+        assert_eq!(uar.0[0].1, sq.ring()[128..136].to_vec());
+        assert_eq!(dbrec.0[SND_DBR].get(), 3);
+        assert_eq!(bf.offset, 256);
+        sq.retire(2).unwrap();
+
+        let five = [sge(4, 0); 5];
+        let w = sq.post(&SendWr::send(9, &five), None).unwrap();
+        assert_eq!((w.offset, w.bbs), (192, 2));
+        uar.0.clear();
+        assert_eq!(sq.ring_doorbell(&mut dbrec, &mut bf, &mut uar), 1);
+        assert_eq!(uar.0.len(), 2);
+        assert_eq!(uar.0[0], (256, sq.ring()[192..256].to_vec()));
+        assert_eq!(uar.0[1], (320, sq.ring()[0..64].to_vec()));
+        assert_eq!(dbrec.0[SND_DBR].get(), 5);
+        assert_eq!(bf.offset, 0);
+
+        // Not inline and BlueFlame not preferred, or doorbell-only: the 8 bytes.
+        sq.retire(3).unwrap();
+        let w = sq.post(&SendWr::send(10, &five), None).unwrap();
+        let mut no_pref = bf;
+        no_pref.prefer = false;
+        assert_eq!(
+            sq.plan_doorbell(&no_pref),
+            Some(DoorbellWrite::Register(
+                sq.ring()[w.offset..w.offset + 8].try_into().unwrap()
+            ))
+        );
+        assert!(matches!(
+            sq.plan_doorbell(&BlueFlameReg::doorbell_only()),
+            Some(DoorbellWrite::Register(_))
+        ));
+        // Too big for the half register: 8-byte doorbell.
+        assert!(matches!(
+            sq.plan_doorbell(&BlueFlameReg::new(128)),
+            Some(DoorbellWrite::Register(_))
+        ));
+        assert_eq!(sq.plan_doorbell(&bf), Some(DoorbellWrite::BlueFlame(w)));
+    }
+}

@@ -1,0 +1,211 @@
+//! rxe shared receive queues: one receive ring, shared with the kernel, that the queue pairs created
+//! with the SRQ take their receives from (they have no receive ring of their own).
+//!
+//! Posting writes an `rxe_recv_wqe` and its scatter entries into the ring and publishes the producer
+//! index with release ordering: no system call, as for a queue pair's receive ring. The kernel's
+//! responder takes a WQE (and advances the consumer index) when a message starts to arrive, and
+//! reports `SRQ_LIMIT_REACHED` once, disarming the limit, when fewer than the limit remain posted.
+
+use std::sync::{Arc, Mutex};
+
+use uverbs_uapi as uapi;
+use zerocopy::{FromZeros, IntoBytes};
+
+use super::queue::Queue;
+use crate::context::Context;
+use crate::error::{Error, Result, Verb};
+use crate::srq::{attr_mask, SrqCreated, SrqInit};
+use crate::wr::{PostError, RecvWr, Sge, MAX_MESSAGE};
+
+const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
+const SGE_SIZE: usize = std::mem::size_of::<Sge>();
+
+/// An rxe shared receive queue.
+#[derive(Debug)]
+pub struct RxeSrq {
+    ctx: Arc<Context>,
+    created: SrqCreated,
+    queue: Queue,
+    /// Serialises posters: the producer index is ours alone.
+    lock: Mutex<()>,
+}
+
+impl RxeSrq {
+    /// Creates a shared receive queue and maps its ring.
+    pub fn create(ctx: &Arc<Context>, init: &SrqInit) -> Result<RxeSrq> {
+        let mut resp = uapi::rxe_create_srq_resp::new_zeroed();
+        let mut created = ctx.create_srq(init, resp.as_mut_bytes())?;
+        let queue = match Queue::map(
+            ctx.channel(),
+            &resp.mi,
+            RECV_WQE_HEADER + SGE_SIZE * created.max_sge as usize,
+            Verb::CreateSrq,
+        ) {
+            Ok(q) => q,
+            Err(e) => {
+                // Best effort: the SRQ is unusable without its ring; the error that matters is e.
+                let _ = ctx.destroy_srq(created.handle);
+                return Err(e);
+            }
+        };
+        // The driver data carries the SRQ number too; the ioctl's own answer may be absent on a
+        // kernel that ignores the optional attribute.
+        if created.srqn == 0 {
+            created.srqn = resp.srq_num;
+        }
+        Ok(RxeSrq {
+            ctx: Arc::clone(ctx),
+            created,
+            queue,
+            lock: Mutex::new(()),
+        })
+    }
+
+    /// The kernel's handle.
+    pub fn handle(&self) -> u32 {
+        self.created.handle
+    }
+
+    /// The SRQ number.
+    pub fn srqn(&self) -> u32 {
+        self.created.srqn
+    }
+
+    /// Receive work requests the ring really holds.
+    pub fn capacity(&self) -> u32 {
+        self.queue.capacity()
+    }
+
+    /// Scatter entries per receive work request.
+    pub fn max_sge(&self) -> u32 {
+        self.created.max_sge
+    }
+
+    /// How many posted receives the kernel has not taken yet.
+    pub fn posted(&self) -> u32 {
+        let q = &self.queue;
+        q.distance(q.load_consumer(), q.own_producer())
+    }
+
+    /// Sets the limit (`MODIFY_SRQ` with `IB_SRQ_LIMIT`): once fewer than `limit` receives remain
+    /// posted, the kernel reports `SRQ_LIMIT_REACHED` and sets the limit back to 0. `limit` 0
+    /// disarms; a limit above the capacity is refused before the kernel sees it.
+    pub fn set_limit(&self, limit: u32) -> Result<()> {
+        if limit > self.capacity() {
+            return Err(Error::InvalidArgument {
+                verb: Verb::ModifySrq,
+                what: format!(
+                    "limit {limit} above the queue's capacity of {}",
+                    self.capacity()
+                ),
+            });
+        }
+        // rxe reads a `rxe_modify_srq_cmd` on every MODIFY_SRQ (EINVAL without one) and writes a new
+        // `mminfo` through its pointer only when resizing, which this does not ask for; the pointer
+        // is still a live, writable mminfo for the whole command.
+        let mut mi = uapi::mminfo::new_zeroed();
+        let cmd = uapi::rxe_modify_srq_cmd {
+            mmap_info_addr: std::ptr::addr_of_mut!(mi) as u64,
+        };
+        self.ctx.modify_srq(
+            self.created.handle,
+            attr_mask::LIMIT,
+            0,
+            limit,
+            cmd.as_bytes(),
+        )?;
+        Ok(())
+    }
+
+    /// `QUERY_SRQ`: (max_wr, max_sge, limit) as the kernel has them.
+    pub fn query(&self) -> Result<(u32, u32, u32)> {
+        let r = self.ctx.query_srq(self.created.handle)?;
+        Ok((r.max_wr, r.max_sge, r.srq_limit))
+    }
+
+    /// Posts receive work requests: no system call. The first request that is invalid, or finds the
+    /// ring full, stops the post: it and those after it are not posted, those before it are
+    /// ([`PostError::index`]).
+    ///
+    /// # Safety
+    /// The device writes each entry's memory (through its memory region) until the receive completes:
+    /// nothing may read or write it, or free it, before the completion has been polled.
+    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        let max_sge = self.created.max_sge as usize;
+        let q = &self.queue;
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut producer = q.own_producer();
+        let mut consumer = q.load_consumer();
+        let mut result = Ok(());
+        let mut posted = 0;
+        for (index, wr) in wrs.iter().enumerate() {
+            let wr = wr.as_ref();
+            if q.next(producer) == consumer {
+                consumer = q.load_consumer();
+                if q.next(producer) == consumer {
+                    let error = Error::QueueFull {
+                        verb: Verb::PostSrqRecv,
+                        capacity: q.capacity(),
+                    };
+                    result = Err(PostError { index, error });
+                    break;
+                }
+            }
+            let bad = |what: String| PostError {
+                index,
+                error: Error::InvalidArgument {
+                    verb: Verb::PostSrqRecv,
+                    what,
+                },
+            };
+            if wr.sges.len() > max_sge {
+                result = Err(bad(format!(
+                    "{} scatter entries (this shared receive queue takes {max_sge})",
+                    wr.sges.len()
+                )));
+                break;
+            }
+            let length: u64 = wr.sges.iter().map(|s| u64::from(s.length)).sum();
+            if length > MAX_MESSAGE {
+                result = Err(bad(format!(
+                    "{length} bytes of receive buffers (at most {MAX_MESSAGE})"
+                )));
+                break;
+            }
+            let mut wqe = uapi::rxe_recv_wqe::new_zeroed();
+            wqe.wr_id = wr.wr_id;
+            wqe.dma.length = length as u32;
+            wqe.dma.resid = length as u32;
+            wqe.dma.num_sge = wr.sges.len() as u32;
+            let slot = q.slot(producer);
+            let header = wqe.as_bytes();
+            let sges = wr.sges.as_bytes();
+            // SAFETY: the slot is free (the ring is not full) and ours until the producer index is
+            // published; it holds the 40-byte header plus max_sge entries (checked when mapping), and
+            // the entry count was checked above.
+            unsafe {
+                std::ptr::copy_nonoverlapping(header.as_ptr(), slot, header.len());
+                std::ptr::copy_nonoverlapping(sges.as_ptr(), slot.add(RECV_WQE_HEADER), sges.len());
+            }
+            producer = q.next(producer);
+            posted += 1;
+        }
+        if posted > 0 {
+            q.publish_producer(producer);
+        }
+        result
+    }
+}
+
+impl Drop for RxeSrq {
+    fn drop(&mut self) {
+        // The kernel object goes first, then the ring is unmapped (the mapping holds its own reference
+        // in the kernel, so either order is safe).
+        if let Err(e) = self.ctx.destroy_srq(self.created.handle) {
+            crate::report_drop_error("shared receive queue", &e);
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Shared receive queue commands: create (the `SRQ_CREATE` ioctl, or the `CREATE_SRQ` write command),
+//! modify (`MODIFY_SRQ`: the limit), query and destroy. The backends map the ring the kernel hands
+//! back ([`crate::rxe::srq`]).
+
+use uverbs_uapi as uapi;
+use zerocopy::FromZeros;
+
+use crate::chan::{IoctlCmd, Outcome};
+use crate::context::Context;
+use crate::error::{Result, Verb};
+
+/// `ibv_srq_attr_mask` / the kernel's `ib_srq_attr_mask`: what a `MODIFY_SRQ` changes.
+pub mod attr_mask {
+    /// Resize the queue (`max_wr`).
+    pub const MAX_WR: u32 = 1 << 0;
+    /// Set the limit (`srq_limit`), which arms the limit event.
+    pub const LIMIT: u32 = 1 << 1;
+}
+
+/// What a shared receive queue is created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SrqInit {
+    /// The protection domain's handle.
+    pub pd: u32,
+    /// Receive work requests it must hold.
+    pub max_wr: u32,
+    /// Scatter entries per receive work request.
+    pub max_sge: u32,
+    /// The initial limit (0: not armed).
+    pub limit: u32,
+    /// The value async events for this SRQ carry.
+    pub user_handle: u64,
+}
+
+/// What the kernel answered to `CREATE_SRQ`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SrqCreated {
+    /// The kernel's handle.
+    pub handle: u32,
+    /// Receive work requests granted (rxe: the ring's capacity).
+    pub max_wr: u32,
+    /// Scatter entries per request granted.
+    pub max_sge: u32,
+    /// The SRQ number.
+    pub srqn: u32,
+}
+
+impl Context {
+    /// `CREATE_SRQ` of a basic shared receive queue. `drv_out` receives the driver's answer (rxe:
+    /// `rxe_create_srq_resp`, where to map the ring). The SRQ reports its async events to this
+    /// context's async event file.
+    pub fn create_srq(&self, init: &SrqInit, drv_out: &mut [u8]) -> Result<SrqCreated> {
+        let (mut max_wr, mut max_sge, mut srqn) = (0u32, 0u32, 0u32);
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_SRQ, uapi::UVERBS_METHOD_SRQ_CREATE);
+        let handle = cmd.new_idr(uapi::UVERBS_ATTR_CREATE_SRQ_HANDLE);
+        cmd.idr(uapi::UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, init.pd);
+        cmd.in_u64(
+            uapi::UVERBS_ATTR_CREATE_SRQ_TYPE,
+            u64::from(uapi::IB_UVERBS_SRQT_BASIC),
+        );
+        cmd.in_u64(uapi::UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, init.user_handle);
+        cmd.in_u32(uapi::UVERBS_ATTR_CREATE_SRQ_MAX_WR, init.max_wr);
+        cmd.in_u32(uapi::UVERBS_ATTR_CREATE_SRQ_MAX_SGE, init.max_sge);
+        cmd.in_u32(uapi::UVERBS_ATTR_CREATE_SRQ_LIMIT, init.limit);
+        // Without it the kernel delivers none of the SRQ's events (the write command uses the
+        // context's default event file instead).
+        cmd.fd(uapi::UVERBS_ATTR_CREATE_SRQ_EVENT_FD, self.async_fd())
+            .optional();
+        cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, &mut max_wr);
+        cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, &mut max_sge);
+        cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, &mut srqn);
+        cmd.uhw_out(drv_out);
+        if self.channel().ioctl_or_write(Verb::CreateSrq, &mut cmd)? == Outcome::Done {
+            let handle = cmd.handle(handle);
+            return Ok(SrqCreated {
+                handle,
+                max_wr,
+                max_sge,
+                srqn,
+            });
+        }
+        let mut req = uapi::ib_uverbs_create_srq::new_zeroed();
+        req.user_handle = init.user_handle;
+        req.pd_handle = init.pd;
+        req.max_wr = init.max_wr;
+        req.max_sge = init.max_sge;
+        req.srq_limit = init.limit;
+        let mut resp = uapi::ib_uverbs_create_srq_resp::new_zeroed();
+        self.channel().write(
+            Verb::CreateSrq,
+            uapi::IB_USER_VERBS_CMD_CREATE_SRQ,
+            &mut req,
+            &mut resp,
+            &[],
+            drv_out,
+        )?;
+        Ok(SrqCreated {
+            handle: resp.srq_handle,
+            max_wr: resp.max_wr,
+            max_sge: resp.max_sge,
+            srqn: resp.srqn,
+        })
+    }
+
+    /// `MODIFY_SRQ`: changes what `attr_mask` ([`attr_mask`]) names. `drv_in` is the driver's
+    /// request (rxe: `rxe_modify_srq_cmd`, which it requires even when not resizing).
+    pub fn modify_srq(
+        &self,
+        handle: u32,
+        attr_mask: u32,
+        max_wr: u32,
+        limit: u32,
+        drv_in: &[u8],
+    ) -> Result<()> {
+        let mut req = uapi::ib_uverbs_modify_srq {
+            srq_handle: handle,
+            attr_mask,
+            max_wr,
+            srq_limit: limit,
+        };
+        self.channel().write(
+            Verb::ModifySrq,
+            uapi::IB_USER_VERBS_CMD_MODIFY_SRQ,
+            &mut req,
+            &mut (),
+            drv_in,
+            &mut [],
+        )
+    }
+
+    /// `QUERY_SRQ`: the SRQ's size and current limit (0 once the limit event fired).
+    pub fn query_srq(&self, handle: u32) -> Result<uapi::ib_uverbs_query_srq_resp> {
+        let mut req = uapi::ib_uverbs_query_srq::new_zeroed();
+        req.srq_handle = handle;
+        let mut resp = uapi::ib_uverbs_query_srq_resp::new_zeroed();
+        self.channel().write(
+            Verb::QuerySrq,
+            uapi::IB_USER_VERBS_CMD_QUERY_SRQ,
+            &mut req,
+            &mut resp,
+            &[],
+            &mut [],
+        )?;
+        Ok(resp)
+    }
+
+    /// Destroys a shared receive queue (the kernel refuses while a queue pair uses it); returns the
+    /// number of async events the kernel delivered for it.
+    pub fn destroy_srq(&self, handle: u32) -> Result<u32> {
+        let mut resp = uapi::ib_uverbs_destroy_srq_resp::new_zeroed();
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_SRQ, uapi::UVERBS_METHOD_SRQ_DESTROY);
+        cmd.idr(uapi::UVERBS_ATTR_DESTROY_SRQ_HANDLE, handle);
+        cmd.out_obj(uapi::UVERBS_ATTR_DESTROY_SRQ_RESP, &mut resp);
+        if self.channel().ioctl_or_write(Verb::DestroySrq, &mut cmd)? == Outcome::UseWrite {
+            let mut req = uapi::ib_uverbs_destroy_srq::new_zeroed();
+            req.srq_handle = handle;
+            self.channel().write(
+                Verb::DestroySrq,
+                uapi::IB_USER_VERBS_CMD_DESTROY_SRQ,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )?;
+        }
+        Ok(resp.events_reported)
+    }
+}
