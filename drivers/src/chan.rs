@@ -436,6 +436,15 @@ impl Channel {
         )
     }
 
+    /// Sends a write command that has neither a response nor driver data (destroys, modifies,
+    /// notifications): `req` is the whole core request.
+    pub fn command<Req>(&self, verb: Verb, command: u32, req: &mut Req) -> Result<()>
+    where
+        Req: IntoBytes + FromBytes + Immutable + KnownLayout,
+    {
+        self.write(verb, command, req, &mut (), &[], &mut [])
+    }
+
     /// Sends an extended write command (`IB_USER_VERBS_EX_CMD_*`): `req` and `resp` are the core
     /// structs, which have no `response` field.
     pub fn write_ex<Req, Resp>(

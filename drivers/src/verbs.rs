@@ -9,7 +9,7 @@
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 use uverbs_uapi as uapi;
-use zerocopy::FromZeros;
+use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use crate::chan::{IoctlCmd, Outcome};
 use crate::context::Context;
@@ -76,22 +76,40 @@ impl Context {
         Ok(resp.pd_handle)
     }
 
-    /// Destroys a protection domain.
-    pub fn dealloc_pd(&self, handle: u32) -> Result<()> {
-        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_PD, uapi::UVERBS_METHOD_PD_DESTROY);
-        cmd.idr(uapi::UVERBS_ATTR_DESTROY_PD_HANDLE, handle);
-        if self.channel().ioctl_or_write(Verb::DeallocPd, &mut cmd)? == Outcome::UseWrite {
-            let mut req = uapi::ib_uverbs_dealloc_pd { pd_handle: handle };
-            self.channel().write(
-                Verb::DeallocPd,
-                uapi::IB_USER_VERBS_CMD_DEALLOC_PD,
-                &mut req,
-                &mut (),
-                &[],
-                &mut [],
-            )?;
+    /// Destroys an object that answers nothing: `ioctl` is its (object, `*_DESTROY` method, handle
+    /// attribute); `legacy` the write command and its request, for kernels without the ioctl.
+    fn destroy<Req>(
+        &self,
+        verb: Verb,
+        ioctl: (u16, u16, u16),
+        handle: u32,
+        legacy: (u32, Req),
+    ) -> Result<()>
+    where
+        Req: IntoBytes + FromBytes + Immutable + KnownLayout,
+    {
+        let (object, method, handle_attr) = ioctl;
+        let mut cmd = IoctlCmd::new(object, method);
+        cmd.idr(handle_attr, handle);
+        if self.channel().ioctl_or_write(verb, &mut cmd)? == Outcome::UseWrite {
+            let (command, mut req) = legacy;
+            self.channel().command(verb, command, &mut req)?;
         }
         Ok(())
+    }
+
+    /// Destroys a protection domain.
+    pub fn dealloc_pd(&self, handle: u32) -> Result<()> {
+        let legacy = (
+            uapi::IB_USER_VERBS_CMD_DEALLOC_PD,
+            uapi::ib_uverbs_dealloc_pd { pd_handle: handle },
+        );
+        let ioctl = (
+            uapi::UVERBS_OBJECT_PD,
+            uapi::UVERBS_METHOD_PD_DESTROY,
+            uapi::UVERBS_ATTR_DESTROY_PD_HANDLE,
+        );
+        self.destroy(Verb::DeallocPd, ioctl, handle, legacy)
     }
 
     /// `REG_MR`: registers `len` bytes at `addr` (seen by the device at `iova`) in `pd`.
@@ -123,20 +141,16 @@ impl Context {
 
     /// Deregisters a memory region.
     pub fn dereg_mr(&self, handle: u32) -> Result<()> {
-        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_MR, uapi::UVERBS_METHOD_MR_DESTROY);
-        cmd.idr(uapi::UVERBS_ATTR_DESTROY_MR_HANDLE, handle);
-        if self.channel().ioctl_or_write(Verb::DeregMr, &mut cmd)? == Outcome::UseWrite {
-            let mut req = uapi::ib_uverbs_dereg_mr { mr_handle: handle };
-            self.channel().write(
-                Verb::DeregMr,
-                uapi::IB_USER_VERBS_CMD_DEREG_MR,
-                &mut req,
-                &mut (),
-                &[],
-                &mut [],
-            )?;
-        }
-        Ok(())
+        let legacy = (
+            uapi::IB_USER_VERBS_CMD_DEREG_MR,
+            uapi::ib_uverbs_dereg_mr { mr_handle: handle },
+        );
+        let ioctl = (
+            uapi::UVERBS_OBJECT_MR,
+            uapi::UVERBS_METHOD_MR_DESTROY,
+            uapi::UVERBS_ATTR_DESTROY_MR_HANDLE,
+        );
+        self.destroy(Verb::DeregMr, ioctl, handle, legacy)
     }
 
     /// `CREATE_COMP_CHANNEL`: a file that completion events of the CQs created with it arrive on,
@@ -172,13 +186,10 @@ impl Context {
             cq_handle,
             solicited_only: u32::from(solicited_only),
         };
-        self.channel().write(
+        self.channel().command(
             Verb::ReqNotifyCq,
             uapi::IB_USER_VERBS_CMD_REQ_NOTIFY_CQ,
             &mut req,
-            &mut (),
-            &[],
-            &mut [],
         )
     }
 
@@ -323,14 +334,8 @@ impl Context {
     /// `MODIFY_QP` with the attributes `req` carries (its `qp_handle` and `attr_mask` included).
     pub fn modify_qp(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
         let mut req = *req;
-        self.channel().write(
-            Verb::ModifyQp,
-            uapi::IB_USER_VERBS_CMD_MODIFY_QP,
-            &mut req,
-            &mut (),
-            &[],
-            &mut [],
-        )
+        self.channel()
+            .command(Verb::ModifyQp, uapi::IB_USER_VERBS_CMD_MODIFY_QP, &mut req)
     }
 
     /// `QUERY_QP`: the queue pair's current attributes.
@@ -400,20 +405,16 @@ impl Context {
 
     /// Destroys an address handle (the `AH_DESTROY` ioctl, or the `DESTROY_AH` write command).
     pub fn destroy_ah(&self, handle: u32) -> Result<()> {
-        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_AH, uapi::UVERBS_METHOD_AH_DESTROY);
-        cmd.idr(uapi::UVERBS_ATTR_DESTROY_AH_HANDLE, handle);
-        if self.channel().ioctl_or_write(Verb::DestroyAh, &mut cmd)? == Outcome::UseWrite {
-            let mut req = uapi::ib_uverbs_destroy_ah { ah_handle: handle };
-            self.channel().write(
-                Verb::DestroyAh,
-                uapi::IB_USER_VERBS_CMD_DESTROY_AH,
-                &mut req,
-                &mut (),
-                &[],
-                &mut [],
-            )?;
-        }
-        Ok(())
+        let legacy = (
+            uapi::IB_USER_VERBS_CMD_DESTROY_AH,
+            uapi::ib_uverbs_destroy_ah { ah_handle: handle },
+        );
+        let ioctl = (
+            uapi::UVERBS_OBJECT_AH,
+            uapi::UVERBS_METHOD_AH_DESTROY,
+            uapi::UVERBS_ATTR_DESTROY_AH_HANDLE,
+        );
+        self.destroy(Verb::DestroyAh, ioctl, handle, legacy)
     }
 
     /// `ATTACH_MCAST`: queue pair `qp_handle` (UD) receives the datagrams sent to multicast group
@@ -425,13 +426,10 @@ impl Context {
             mlid,
             reserved: 0,
         };
-        self.channel().write(
+        self.channel().command(
             Verb::AttachMcast,
             uapi::IB_USER_VERBS_CMD_ATTACH_MCAST,
             &mut req,
-            &mut (),
-            &[],
-            &mut [],
         )
     }
 
@@ -443,13 +441,10 @@ impl Context {
             mlid,
             reserved: 0,
         };
-        self.channel().write(
+        self.channel().command(
             Verb::DetachMcast,
             uapi::IB_USER_VERBS_CMD_DETACH_MCAST,
             &mut req,
-            &mut (),
-            &[],
-            &mut [],
         )
     }
 }
