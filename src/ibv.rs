@@ -476,6 +476,16 @@ impl ibv_wc {
         }
     }
 
+    /// The rkey a SEND with invalidate invalidated, for a successful receive completion with
+    /// `IBV_WC_WITH_INV` (libibverbs keeps it in `imm_data`, host order).
+    pub fn invalidated_rkey(&self) -> Option<u32> {
+        if self.is_valid() && (self.wc_flags & ibv_wc_flags::IBV_WC_WITH_INV).0 != 0 {
+            Some(self.imm_data)
+        } else {
+            None
+        }
+    }
+
     /// The status (`ibv_wc_status::*`), also when it is success.
     #[inline]
     pub fn status(&self) -> ibv_wc_status::Type {

@@ -41,6 +41,7 @@ mod device;
 mod event;
 mod ibv;
 mod mr;
+mod mw;
 mod pd;
 mod qp;
 #[cfg(feature = "tokio")]
@@ -66,6 +67,7 @@ pub use ibv::{
 };
 pub use mr::MrRange;
 pub use mr::{MemoryRegion, RemoteKey};
+pub use mw::MemoryWindow;
 pub use pd::ProtectionDomain;
 pub use qp::{
     AddressVector, PreparedQueuePair, QpAttr, QpCaps, QueuePair, QueuePairBuilder,

@@ -20,6 +20,7 @@ use crate::wr::RemoteMemory;
 pub struct MemoryRegion<T> {
     // Field order matters: `Drop` deregisters first, then the buffer is freed.
     keys: MrKeys,
+    access: ibv_access_flags,
     pd: Arc<PdInner>,
     data: Vec<T>,
 }
@@ -43,7 +44,12 @@ impl<T> MemoryRegion<T> {
             .ctx
             .drv
             .reg_mr(pd.handle, addr, len as u64, addr, access.0)?;
-        Ok(MemoryRegion { keys, pd, data })
+        Ok(MemoryRegion {
+            keys,
+            access,
+            pd,
+            data,
+        })
     }
 
     /// The key peers use to access this region remotely.
@@ -51,6 +57,15 @@ impl<T> MemoryRegion<T> {
         RemoteKey {
             key: self.keys.rkey,
         }
+    }
+
+    /// The access flags the region was registered with.
+    pub fn access(&self) -> ibv_access_flags {
+        self.access
+    }
+
+    pub(crate) fn pd(&self) -> &Arc<PdInner> {
+        &self.pd
     }
 
     pub(crate) fn pd_inner(&self) -> Arc<PdInner> {

@@ -10,6 +10,7 @@ use crate::context::{Context, Inner as CtxInner};
 use crate::cq::CompletionQueue;
 use crate::ibv::{ibv_access_flags, ibv_qp_type};
 use crate::mr::MemoryRegion;
+use crate::mw::MemoryWindow;
 use crate::qp::{AddressVector, QueuePairBuilder};
 use crate::srq::SharedReceiveQueue;
 
@@ -104,6 +105,12 @@ impl<'ctx> ProtectionDomain<'ctx> {
         access: ibv_access_flags,
     ) -> io::Result<MemoryRegion<T>> {
         MemoryRegion::register(Arc::clone(&self.inner), data, access)
+    }
+
+    /// Allocates a type 2 memory window in this domain (`ibv_alloc_mw(pd, IBV_MW_TYPE_2)`): no
+    /// access until bound with [`crate::SendRequest::bind_mw`].
+    pub fn alloc_mw(&self) -> io::Result<MemoryWindow> {
+        MemoryWindow::new(self)
     }
 
     /// Creates a shared receive queue holding at least `max_wr` receive requests of up to `max_sge`

@@ -916,11 +916,51 @@ impl QueuePair<'_> {
     #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
     pub unsafe fn post_send_list(&self, requests: &[SendRequest<'_>]) -> Result<(), PostFailure> {
         let (requests, refused) = self.check_datagrams(requests);
-        match &self.inner.imp {
+        let (requests, refused) = match self.check_windows(requests) {
+            (checked, Some(f)) => (checked, Some(f)),
+            (checked, None) => (checked, refused),
+        };
+        let result = match &self.inner.imp {
             // SAFETY: the requests' memory is covered by this function's contract.
-            QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from)?,
+            QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from),
+        };
+        // Windows bound by the requests that went in now have their new keys.
+        let posted = result
+            .as_ref()
+            .map_or_else(|f| f.index, |()| requests.len());
+        for r in &requests[..posted] {
+            if let (Some(mw), Some(bind)) = (r.mw, r.wr.bind) {
+                mw.set_rkey(bind.new_rkey);
+            }
         }
+        result?;
         refused.map_or(Ok(()), Err)
+    }
+
+    /// The requests before the first that binds a memory window of another protection domain
+    /// (which the kernel would fail with an error completion), and the error for that one.
+    fn check_windows<'r, 'a>(
+        &self,
+        requests: &'r [SendRequest<'a>],
+    ) -> (&'r [SendRequest<'a>], Option<PostFailure>) {
+        for (index, r) in requests.iter().enumerate() {
+            let Some(mw) = r.mw else { continue };
+            if Arc::ptr_eq(mw.pd_inner(), &self.inner.pd) {
+                continue;
+            }
+            let error = Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: "BIND_MW: the window belongs to another protection domain".into(),
+            };
+            return (
+                &requests[..index],
+                Some(PostFailure {
+                    index,
+                    error: error.into(),
+                }),
+            );
+        }
+        (requests, None)
     }
 
     /// On a UD queue pair, the requests before the first whose address handle is of another

@@ -12,6 +12,10 @@ use uverbs_drivers::wr::{self as dwr, opcode, send_flags};
 pub use uverbs_drivers::wr::Sge;
 
 use crate::ah::AddressHandle;
+use crate::ibv::ibv_access_flags;
+use crate::mr::{MemoryRegion, MrRange};
+use crate::mw::MemoryWindow;
+use uverbs_drivers::error::{Error, Verb};
 
 /// The destination QPN of a datagram sent to a multicast group: every queue pair attached to the
 /// group ([`crate::QueuePair::attach_mcast`]) with the datagram's Q_Key receives it.
@@ -49,13 +53,19 @@ pub struct SendRequest<'a> {
     pub(crate) wr: dwr::SendWr<'a>,
     /// The address handle of a UD send, borrowed so that it outlives the post.
     pub(crate) ah: Option<&'a AddressHandle>,
+    /// The window a BIND_MW binds: its key advances when the request is posted.
+    pub(crate) mw: Option<&'a MemoryWindow>,
 }
 
 impl<'a> SendRequest<'a> {
     fn new(wr_id: u64, opcode: u32, list: &'a [Sge]) -> SendRequest<'a> {
         let mut wr = dwr::SendWr::send(wr_id, list);
         wr.opcode = opcode;
-        SendRequest { wr, ah: None }
+        SendRequest {
+            wr,
+            ah: None,
+            mw: None,
+        }
     }
 
     /// SEND the concatenation of `sges` to the peer's next receive.
@@ -188,6 +198,104 @@ impl<'a> SendRequest<'a> {
     ) -> SendRequest<'a> {
         let mut r = SendRequest::new(wr_id, opcode::ATOMIC_FETCH_AND_ADD, sge).remote(remote);
         r.wr.compare_add = add;
+        r
+    }
+
+    /// BIND_MW: binds type 2 window `mw` to `range` (in elements) of `mr`, granting the queue
+    /// pair's peer `access` (`IBV_ACCESS_REMOTE_READ`, `_WRITE`, `_ATOMIC`) there. Returns the
+    /// request and the window as the peer targets it: the range's address and length under the
+    /// window's new rkey (the window's index with the next 8-bit key). Post it on a queue pair (RC
+    /// or UC) of the window's protection domain; once posted, [`MemoryWindow::rkey`] is the new
+    /// key. The completion is `IBV_WC_BIND_MW`.
+    ///
+    /// Refused here (`InvalidArgument`) rather than by an error completion: a range outside the
+    /// region or empty, a region of another protection domain or registered without
+    /// `IBV_ACCESS_MW_BIND`, access other than remote read, write and atomic, and remote write or
+    /// atomic access to a region without `IBV_ACCESS_LOCAL_WRITE`. A window that is bound already
+    /// must be invalidated first: binding it again completes in error.
+    pub fn bind_mw<T, R: MrRange>(
+        wr_id: u64,
+        mw: &'a MemoryWindow,
+        mr: &MemoryRegion<T>,
+        range: R,
+        access: ibv_access_flags,
+    ) -> io::Result<(SendRequest<'a>, RemoteMemory)> {
+        let bad = |what: &str| -> io::Error {
+            Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: format!("BIND_MW: {what}"),
+            }
+            .into()
+        };
+        let remote_access = ibv_access_flags::IBV_ACCESS_REMOTE_READ
+            | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE
+            | ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC;
+        let writes =
+            ibv_access_flags::IBV_ACCESS_REMOTE_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC;
+        let (start, end) = range
+            .bounds(mr.len())
+            .ok_or_else(|| bad("the range is not inside the memory region"))?;
+        let size = std::mem::size_of::<T>() as u64;
+        let length = (end - start) as u64 * size;
+        if length == 0 {
+            return Err(bad("a type 2 window cannot be bound to an empty range"));
+        }
+        if !std::sync::Arc::ptr_eq(mw.pd_inner(), mr.pd()) {
+            return Err(bad(
+                "the window and the region belong to different protection domains",
+            ));
+        }
+        if (mr.access() & ibv_access_flags::IBV_ACCESS_MW_BIND).0 == 0 {
+            return Err(bad("the region was registered without IBV_ACCESS_MW_BIND"));
+        }
+        if access.0 & !remote_access.0 != 0 {
+            return Err(bad(
+                "a window grants remote read, write and atomic access only",
+            ));
+        }
+        if (access & writes).0 != 0
+            && (mr.access() & ibv_access_flags::IBV_ACCESS_LOCAL_WRITE).0 == 0
+        {
+            return Err(bad(
+                "remote write or atomic access needs a region with IBV_ACCESS_LOCAL_WRITE",
+            ));
+        }
+        let addr = mr.as_ptr() as u64 + start as u64 * size;
+        let new_rkey = mw.next_rkey();
+        let mut r = SendRequest::new(wr_id, opcode::BIND_MW, &[]);
+        r.wr.bind = Some(dwr::MwBind {
+            mw_rkey: mw.rkey(),
+            new_rkey,
+            mr_lkey: mr.lkey(),
+            addr,
+            length,
+            access: access.0,
+        });
+        r.mw = Some(mw);
+        let remote = RemoteMemory {
+            addr,
+            rkey: new_rkey,
+            len: length,
+        };
+        Ok((r, remote))
+    }
+
+    /// LOCAL_INV: invalidates the memory window whose rkey is `rkey` (bound by this queue pair),
+    /// so that peers' accesses through it fail; the completion is `IBV_WC_LOCAL_INV`. On rxe only
+    /// type 2 windows can be invalidated: the rkey of a memory region (registered from user space)
+    /// makes the request complete in error.
+    pub fn local_invalidate(wr_id: u64, rkey: u32) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::LOCAL_INV, &[]);
+        r.wr.imm_or_inv = rkey;
+        r
+    }
+
+    /// SEND with invalidate: SEND `sges` to the peer's next receive and invalidate `rkey` there, a
+    /// type 2 window the peer bound on this connection (RC and UC). The receive completion has
+    /// `IBV_WC_WITH_INV` set and carries `rkey` (see [`crate::ibv_wc::invalidated_rkey`]).
+    pub fn send_with_invalidate(wr_id: u64, sges: &'a [Sge], rkey: u32) -> SendRequest<'a> {
+        let mut r = SendRequest::new(wr_id, opcode::SEND_WITH_INV, sges);
+        r.wr.imm_or_inv = rkey;
         r
     }
 

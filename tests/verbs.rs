@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use common::test_device;
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_flags, ibv_wc_opcode,
-    ibv_wc_status, CompletionQueue, Context, ErrorExt, MemoryRegion, ProtectionDomain, QpAttr,
-    QueuePair, ReceiveRequest, RemoteMemory, SendRequest,
+    ibv_wc_status, CompletionQueue, Context, ErrorExt, MemoryRegion, MemoryWindow,
+    ProtectionDomain, QpAttr, QueuePair, ReceiveRequest, RemoteMemory, SendRequest,
 };
 use uverbs_drivers::Error;
 
@@ -591,8 +591,14 @@ fn four_threads_post_on_one_queue_pair() {
     let tx = Arc::new(pd.allocate::<u64>(4).unwrap());
     const PER_THREAD: u64 = 10_000;
     let mut seen = vec![false; 4 * PER_THREAD as usize];
+    // Four posters can outrun one poller: completions posted but not yet polled must stay below the
+    // CQ's capacity, or the kernel drops the overflow (CQ_ERR), as it would for any application.
+    let cq_room = u64::from(cq.capacity()) - 16;
+    let posted = std::sync::atomic::AtomicU64::new(0);
+    let polled = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {
         let qp = &p.a;
+        let (posted, polled) = (&posted, &polled);
         for t in 0..4u64 {
             let (tx, target) = (Arc::clone(&tx), Arc::clone(&target));
             s.spawn(move || {
@@ -600,10 +606,18 @@ fn four_threads_post_on_one_queue_pair() {
                 let remote = target.remote().offset(8 * t).unwrap();
                 let mut i = 0;
                 while i < PER_THREAD {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    if posted.load(SeqCst).saturating_sub(polled.load(SeqCst)) >= cq_room {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     let req = SendRequest::rdma_write(t * PER_THREAD + i, &sge, remote);
                     // SAFETY: the regions outlive the queue pair; the source is never written.
                     match unsafe { qp.post_send_list(&[req]) } {
-                        Ok(()) => i += 1,
+                        Ok(()) => {
+                            i += 1;
+                            posted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                         Err(e)
                             if matches!(e.error.uverbs_error(), Some(Error::QueueFull { .. })) =>
                         {
@@ -617,7 +631,7 @@ fn four_threads_post_on_one_queue_pair() {
         // This thread polls while the four post.
         let mut buf = [ibv_wc::default(); 64];
         let mut done = 0;
-        let deadline = Instant::now() + Duration::from_secs(600);
+        let deadline = Instant::now() + Duration::from_secs(120);
         while done < seen.len() {
             for w in cq.poll(&mut buf).unwrap() {
                 assert!(w.is_valid(), "{:?}", w.error());
@@ -625,6 +639,7 @@ fn four_threads_post_on_one_queue_pair() {
                 assert!(!seen[id], "wr_id {id} completed twice");
                 seen[id] = true;
                 done += 1;
+                polled.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             assert!(
                 Instant::now() < deadline,
@@ -672,5 +687,291 @@ fn rnr_retry_settings_behave_as_configured() {
     assert!(
         one(&wcs, 2).is_valid() && one(&wcs, 3).is_valid(),
         "{wcs:?}"
+    );
+}
+
+/// A region whose own rkey grants no remote access: only windows bound to it do.
+fn window_target(pd: &ProtectionDomain<'_>) -> MemoryRegion<u8> {
+    pd.allocate_with_access::<u8>(
+        4096,
+        ibv_access_flags::IBV_ACCESS_LOCAL_WRITE | ibv_access_flags::IBV_ACCESS_MW_BIND,
+    )
+    .unwrap()
+}
+
+/// Binds a fresh type 2 window to bytes 1024..2048 of `target` on `qp` (the owner's side), granting
+/// remote read and write; returns the window and what the peer targets.
+fn bind_window(
+    qp: &QueuePair<'_>,
+    cq: &CompletionQueue<'_>,
+    pd: &ProtectionDomain<'_>,
+    target: &MemoryRegion<u8>,
+) -> (MemoryWindow, RemoteMemory) {
+    let mw = pd.alloc_mw().unwrap();
+    let before = mw.rkey();
+    let access =
+        ibv_access_flags::IBV_ACCESS_REMOTE_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_READ;
+    let (req, remote) = SendRequest::bind_mw(70, &mw, target, 1024..2048, access).unwrap();
+    post(qp, &[req]);
+    let w = one(&poll_n(cq, 1), 70);
+    assert!(w.is_valid(), "bind: {:?}", w.error());
+    assert_eq!(w.opcode(), ibv_wc_opcode::IBV_WC_BIND_MW);
+    assert_eq!(mw.rkey(), remote.rkey, "the window tracks its key");
+    assert_eq!(remote.rkey & !0xff, before & !0xff, "same window index");
+    assert_ne!(remote.rkey, before, "a bind gives the window a new key");
+    assert_eq!(remote.addr, target.as_ptr() as u64 + 1024);
+    assert_eq!(remote.len, 1024);
+    (mw, remote)
+}
+
+/// Posts an RDMA write of the first `len` bytes of `tx` from `qp` to `remote`; returns the error
+/// status of its completion, if any.
+fn write_status(
+    qp: &QueuePair<'_>,
+    cq: &CompletionQueue<'_>,
+    tx: &MemoryRegion<u8>,
+    len: usize,
+    remote: RemoteMemory,
+    wr_id: u64,
+) -> Option<u32> {
+    post(
+        qp,
+        &[SendRequest::rdma_write(
+            wr_id,
+            &[tx.sge(..len).unwrap()],
+            remote,
+        )],
+    );
+    one(&poll_n(cq, 1), wr_id).error().map(|e| e.0)
+}
+
+const REM_ACCESS_ERR: Option<u32> = Some(ibv_wc_status::IBV_WC_REM_ACCESS_ERR);
+
+#[test]
+fn memory_window_grants_remote_access() {
+    let Some(dev) = test_device("memory_window_grants_remote_access") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let mut target = window_target(&pd);
+    let mut tx = pd.allocate::<u8>(1024).unwrap();
+    fill(&mut tx, 5);
+    // The region's own rkey grants nothing remote.
+    let p = connect(&pd, &cq, 8, false);
+    assert_eq!(
+        write_status(&p.a, &cq, &tx, 8, target.remote(), 1),
+        REM_ACCESS_ERR
+    );
+    // Through a window, bound by the owner's queue pair: the peer writes and reads the window.
+    let p = connect(&pd, &cq, 8, false);
+    let (_mw, remote) = bind_window(&p.b, &cq, &pd, &target);
+    assert_eq!(write_status(&p.a, &cq, &tx, 1024, remote, 2), None);
+    assert_eq!(&target[1024..2048], &tx[..]);
+    assert!(target[..1024]
+        .iter()
+        .chain(&target[2048..])
+        .all(|&b| b == 0));
+    let back = pd.allocate::<u8>(1024).unwrap();
+    post(
+        &p.a,
+        &[SendRequest::rdma_read(3, &[back.sge(..).unwrap()], remote)],
+    );
+    let r = one(&poll_n(&cq, 1), 3);
+    assert!(r.is_valid(), "{:?}", r.error());
+    assert_eq!(&back[..], &tx[..]);
+    // rxe checks the bounds of the region under a window, not the window's own (rxe_resp.c
+    // check_rkey: mr_check_range on the window's MR): on 6.1 and 6.12 a write past the window's end
+    // but inside the region succeeds. Assert that, so that a kernel that enforces the bounds shows.
+    let past = RemoteMemory {
+        addr: remote.addr + remote.len - 8,
+        len: 16,
+        ..remote
+    };
+    assert_eq!(write_status(&p.a, &cq, &tx, 16, past, 4), None);
+    assert_eq!(&target[2040..2056], &tx[..16], "rxe wrote past the window");
+    let before_window = RemoteMemory {
+        addr: target.as_ptr() as u64,
+        len: 8,
+        ..remote
+    };
+    assert_eq!(write_status(&p.a, &cq, &tx, 8, before_window, 5), None);
+    assert_eq!(&target[..8], &tx[..8], "rxe wrote before the window");
+    // Past the region's end, the window's key is refused and nothing changes.
+    target.fill(0);
+    let outside = RemoteMemory {
+        addr: target.as_ptr() as u64 + 4096 - 8,
+        len: 16,
+        ..remote
+    };
+    assert_eq!(write_status(&p.a, &cq, &tx, 16, outside, 6), REM_ACCESS_ERR);
+    assert!(target.iter().all(|&b| b == 0));
+}
+
+#[test]
+fn local_invalidate_revokes_a_window() {
+    let Some(dev) = test_device("local_invalidate_revokes_a_window") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let mut target = window_target(&pd);
+    let mut tx = pd.allocate::<u8>(1024).unwrap();
+    fill(&mut tx, 11);
+    let p = connect(&pd, &cq, 8, false);
+    let (mw, remote) = bind_window(&p.b, &cq, &pd, &target);
+    assert_eq!(write_status(&p.a, &cq, &tx, 8, remote, 1), None);
+    assert_eq!(&target[1024..1032], &tx[..8]);
+    target.fill(0);
+    post(&p.b, &[SendRequest::local_invalidate(2, remote.rkey)]);
+    let w = one(&poll_n(&cq, 1), 2);
+    assert!(w.is_valid(), "{:?}", w.error());
+    assert_eq!(w.opcode(), ibv_wc_opcode::IBV_WC_LOCAL_INV);
+    // The invalidated window can be bound again, under the next key.
+    let access = ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
+    let (req, again) = SendRequest::bind_mw(3, &mw, &target, 0..8, access).unwrap();
+    post(&p.b, &[req]);
+    assert!(one(&poll_n(&cq, 1), 3).is_valid());
+    assert_eq!(again.rkey & 0xff, remote.rkey.wrapping_add(1) & 0xff);
+    assert_eq!(mw.rkey(), again.rkey);
+    // The old key is dead: the write fails and the memory is unchanged.
+    assert_eq!(write_status(&p.a, &cq, &tx, 8, remote, 4), REM_ACCESS_ERR);
+    assert!(target.iter().all(|&b| b == 0));
+}
+
+#[test]
+fn send_with_invalidate_revokes_the_receivers_window() {
+    let Some(dev) = test_device("send_with_invalidate_revokes_the_receivers_window") else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let target = window_target(&pd);
+    let mut tx = pd.allocate::<u8>(1024).unwrap();
+    fill(&mut tx, 13);
+    let p = connect(&pd, &cq, 8, false);
+    let (_mw, remote) = bind_window(&p.b, &cq, &pd, &target);
+    let rx = pd.allocate::<u8>(64).unwrap();
+    post_recv(&p.b, &[ReceiveRequest::new(1, &[rx.sge(..).unwrap()])]);
+    post(
+        &p.a,
+        &[SendRequest::send_with_invalidate(
+            2,
+            &[tx.sge(..32).unwrap()],
+            remote.rkey,
+        )],
+    );
+    let wcs = poll_n(&cq, 2);
+    let r = one(&wcs, 1);
+    assert!(r.is_valid(), "{:?}", r.error());
+    assert_eq!(r.opcode(), ibv_wc_opcode::IBV_WC_RECV);
+    assert_ne!((r.wc_flags & ibv_wc_flags::IBV_WC_WITH_INV).0, 0);
+    assert_eq!(r.invalidated_rkey(), Some(remote.rkey));
+    assert_eq!(r.imm_data(), None, "no immediate data");
+    assert_eq!(r.len(), 32);
+    assert_eq!(&rx[..32], &tx[..32]);
+    let s = one(&wcs, 2);
+    assert!(s.is_valid(), "{:?}", s.error());
+    assert_eq!(s.opcode(), ibv_wc_opcode::IBV_WC_SEND);
+    assert_eq!(write_status(&p.a, &cq, &tx, 8, remote, 3), REM_ACCESS_ERR);
+    assert!(target.iter().all(|&b| b == 0));
+}
+
+#[test]
+fn memory_regions_cannot_be_invalidated_and_bad_binds_are_refused() {
+    let Some(dev) = test_device("memory_regions_cannot_be_invalidated_and_bad_binds_are_refused")
+    else {
+        return;
+    };
+    let ctx = setup(&dev);
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let target = window_target(&pd);
+    // rxe invalidates only type 2 windows: LOCAL_INV of a user memory region's rkey completes in
+    // error (6.1: LOC_QP_OP_ERR; 6.12 reports it as WR_FLUSH_ERR) and the queue pair goes to ERR.
+    let p = connect(&pd, &cq, 8, false);
+    post(
+        &p.b,
+        &[SendRequest::local_invalidate(1, target.remote().rkey)],
+    );
+    let w = one(&poll_n(&cq, 1), 1);
+    let status = w.error().map(|e| e.0);
+    assert!(
+        status == Some(ibv_wc_status::IBV_WC_LOC_QP_OP_ERR)
+            || status == Some(ibv_wc_status::IBV_WC_WR_FLUSH_ERR),
+        "{w:?}"
+    );
+    assert_eq!(
+        p.b.query().unwrap().qp_state,
+        Some(ibv_qp_state::IBV_QPS_ERR)
+    );
+    // Binds the kernel would fail are refused before posting.
+    let mw = pd.alloc_mw().unwrap();
+    let write = ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
+    let no_bind = pd.allocate::<u8>(64).unwrap();
+    let read_only = pd
+        .allocate_with_access::<u8>(
+            64,
+            ibv_access_flags::IBV_ACCESS_MW_BIND | ibv_access_flags::IBV_ACCESS_REMOTE_READ,
+        )
+        .unwrap();
+    let other_pd = ctx.alloc_pd().unwrap();
+    let elsewhere = window_target(&other_pd);
+    let refused = [
+        (
+            "no MW_BIND",
+            SendRequest::bind_mw(2, &mw, &no_bind, .., write),
+        ),
+        ("empty", SendRequest::bind_mw(2, &mw, &target, 5..5, write)),
+        (
+            "out of range",
+            SendRequest::bind_mw(2, &mw, &target, 4000..4097, write),
+        ),
+        (
+            "write without local write",
+            SendRequest::bind_mw(2, &mw, &read_only, .., write),
+        ),
+        (
+            "other PD",
+            SendRequest::bind_mw(2, &mw, &elsewhere, .., write),
+        ),
+        (
+            "local access",
+            SendRequest::bind_mw(
+                2,
+                &mw,
+                &target,
+                ..,
+                ibv_access_flags::IBV_ACCESS_LOCAL_WRITE,
+            ),
+        ),
+    ];
+    for (what, r) in refused {
+        let e = r.err().unwrap_or_else(|| panic!("{what}: not refused"));
+        assert!(
+            matches!(e.uverbs_error(), Some(Error::InvalidArgument { .. })),
+            "{what}: {e}"
+        );
+    }
+    // A window of another protection domain than the queue pair's is refused at post time.
+    let foreign = other_pd.alloc_mw().unwrap();
+    let (req, _) = SendRequest::bind_mw(3, &foreign, &elsewhere, .., write).unwrap();
+    let q = connect(&pd, &cq, 8, false);
+    let before = foreign.rkey();
+    // SAFETY: nothing is posted.
+    let e = unsafe { q.b.post_send_list(&[req]) }.unwrap_err();
+    assert_eq!(e.index, 0);
+    assert!(
+        matches!(e.error.uverbs_error(), Some(Error::InvalidArgument { .. })),
+        "{}",
+        e.error
+    );
+    assert_eq!(
+        foreign.rkey(),
+        before,
+        "a refused bind leaves the key alone"
     );
 }

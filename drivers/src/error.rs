@@ -53,6 +53,10 @@ pub enum Verb {
     QueryQp,
     /// `DESTROY_QP`.
     DestroyQp,
+    /// `ALLOC_MW`: allocating a memory window.
+    AllocMw,
+    /// `DEALLOC_MW` / `MW_DESTROY`.
+    DeallocMw,
     /// `CREATE_COMP_CHANNEL`.
     CreateCompChannel,
     /// `REQ_NOTIFY_CQ`: arming a completion queue.
@@ -121,6 +125,8 @@ impl fmt::Display for Verb {
             Verb::ModifyQp => "MODIFY_QP",
             Verb::QueryQp => "QUERY_QP",
             Verb::DestroyQp => "DESTROY_QP",
+            Verb::AllocMw => "ALLOC_MW",
+            Verb::DeallocMw => "DEALLOC_MW",
             Verb::CreateCompChannel => "CREATE_COMP_CHANNEL",
             Verb::ReqNotifyCq => "REQ_NOTIFY_CQ",
             Verb::PostSend => "POST_SEND",

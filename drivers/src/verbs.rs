@@ -1,5 +1,5 @@
-//! The core uverbs object commands: protection domains, memory regions, completion queues and queue
-//! pairs, created and destroyed through the command channel.
+//! The core uverbs object commands: protection domains, memory regions and windows, completion
+//! queues and queue pairs, created and destroyed through the command channel.
 //!
 //! These are the driver-independent halves of each verb; the backends add their driver data
 //! (`udata`) and map what the kernel hands back. Creation goes through the ioctl method where the
@@ -151,6 +151,38 @@ impl Context {
             uapi::UVERBS_ATTR_DESTROY_MR_HANDLE,
         );
         self.destroy(Verb::DeregMr, ioctl, handle, legacy)
+    }
+
+    /// `ALLOC_MW`: a memory window of `mw_type` (1 or 2) in protection domain `pd`. Returns its
+    /// handle and its initial rkey (for a type 2 window, unusable until bound).
+    pub fn alloc_mw(&self, pd: u32, mw_type: u8) -> Result<(u32, u32)> {
+        let mut req = uapi::ib_uverbs_alloc_mw::new_zeroed();
+        req.pd_handle = pd;
+        req.mw_type = mw_type;
+        let mut resp = uapi::ib_uverbs_alloc_mw_resp::new_zeroed();
+        self.channel().write(
+            Verb::AllocMw,
+            uapi::IB_USER_VERBS_CMD_ALLOC_MW,
+            &mut req,
+            &mut resp,
+            &[],
+            &mut [],
+        )?;
+        Ok((resp.mw_handle, resp.rkey))
+    }
+
+    /// Destroys a memory window (the `MW_DESTROY` ioctl, or the `DEALLOC_MW` write command).
+    pub fn dealloc_mw(&self, handle: u32) -> Result<()> {
+        let legacy = (
+            uapi::IB_USER_VERBS_CMD_DEALLOC_MW,
+            uapi::ib_uverbs_dealloc_mw { mw_handle: handle },
+        );
+        let ioctl = (
+            uapi::UVERBS_OBJECT_MW,
+            uapi::UVERBS_METHOD_MW_DESTROY,
+            uapi::UVERBS_ATTR_DESTROY_MW_HANDLE,
+        );
+        self.destroy(Verb::DeallocMw, ioctl, handle, legacy)
     }
 
     /// `CREATE_COMP_CHANNEL`: a file that completion events of the CQs created with it arrive on,

@@ -70,6 +70,24 @@ pub struct UdDest {
     pub remote_qkey: u32,
 }
 
+/// What a `BIND_MW` work request binds: a memory window, by its current rkey, to `length` bytes at
+/// `addr` of the memory region `mr_lkey` names, under a new rkey (rxe: `rxe_send_wr_mw`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MwBind {
+    /// The window's rkey as it is now.
+    pub mw_rkey: u32,
+    /// The rkey it has once bound: the same index (upper 24 bits), a new key (low 8 bits).
+    pub new_rkey: u32,
+    /// The local key of the memory region (registered with `MW_BIND` access).
+    pub mr_lkey: u32,
+    /// The first address the window covers, inside the region.
+    pub addr: u64,
+    /// How many bytes it covers.
+    pub length: u64,
+    /// The remote access it grants (`IBV_ACCESS_REMOTE_*` bits).
+    pub access: u32,
+}
+
 /// The destination QPN of multicast datagrams.
 pub const MULTICAST_QPN: u32 = 0xff_ffff;
 
@@ -82,7 +100,8 @@ pub struct SendWr<'a> {
     pub opcode: u32,
     /// [`send_flags`] bits.
     pub flags: u32,
-    /// Immediate data (network byte order, as it goes on the wire), or the rkey to invalidate.
+    /// Immediate data (network byte order, as it goes on the wire), or the rkey to invalidate
+    /// ([`opcode::LOCAL_INV`], [`opcode::SEND_WITH_INV`]; host order).
     pub imm_or_inv: u32,
     /// The local buffers (empty for an inline request).
     pub sges: &'a [Sge],
@@ -99,6 +118,8 @@ pub struct SendWr<'a> {
     pub swap: u64,
     /// The destination of a send on a UD queue pair (required there, refused on RC and UC).
     pub ud: Option<UdDest>,
+    /// The binding of a [`opcode::BIND_MW`] request (required there, refused elsewhere).
+    pub bind: Option<MwBind>,
 }
 
 impl<'a> SendWr<'a> {
@@ -116,6 +137,7 @@ impl<'a> SendWr<'a> {
             compare_add: 0,
             swap: 0,
             ud: None,
+            bind: None,
         }
     }
 

@@ -952,6 +952,7 @@ impl<'c> Scenario<'c> {
                 remote_qpn: u.remote_qpn,
                 remote_qkey: u.qkey,
             }),
+            bind: None,
         };
         let av = p.ud.map(|u| Av {
             stat_rate_sl: u.stat_rate_sl,

@@ -153,24 +153,49 @@ impl RxeQp {
             verb: Verb::PostSend,
             what,
         };
+        // rxe's opcode table (rxe_wr_opcode_info): RC takes every opcode, UC sends, writes and the
+        // local operations (BIND_MW, LOCAL_INV) and SEND_WITH_INV, UD plain sends only.
         let allowed = match self.qp_type {
-            uapi::IB_UVERBS_QPT_RC => true,
+            uapi::IB_UVERBS_QPT_RC => wr.opcode <= opcode::SEND_WITH_INV,
             uapi::IB_UVERBS_QPT_UC => matches!(
                 wr.opcode,
                 opcode::SEND
                     | opcode::SEND_WITH_IMM
                     | opcode::RDMA_WRITE
                     | opcode::RDMA_WRITE_WITH_IMM
+                    | opcode::LOCAL_INV
+                    | opcode::BIND_MW
+                    | opcode::SEND_WITH_INV
             ),
             _ => matches!(wr.opcode, opcode::SEND | opcode::SEND_WITH_IMM),
         };
-        if !allowed || wr.opcode > opcode::SEND_WITH_INV {
+        if !allowed {
             return Err(bad(format!(
                 "opcode {} on a queue pair of type {}",
                 wr.opcode, self.qp_type
             )));
         }
         self.check_ud_dest(wr)?;
+        match (wr.opcode, wr.bind) {
+            (opcode::BIND_MW, None) => {
+                return Err(bad("BIND_MW without a binding".into()));
+            }
+            (opcode::BIND_MW, Some(_)) | (opcode::LOCAL_INV, None)
+                if !wr.sges.is_empty() || wr.is_inline() =>
+            {
+                return Err(bad(
+                    "BIND_MW and LOCAL_INV are local operations and carry no data".into(),
+                ));
+            }
+            (opcode::BIND_MW, Some(_)) => {}
+            (_, Some(_)) => {
+                return Err(bad(format!(
+                    "a memory window binding on opcode {}",
+                    wr.opcode
+                )));
+            }
+            _ => {}
+        }
         if wr.flags
             & !(send_flags::FENCE
                 | send_flags::SIGNALED
@@ -300,7 +325,17 @@ impl RxeQp {
                 q.publish_producer(producer);
             }
         }
-        if posted > 0 {
+        // Ring when something was posted, and also when the ring was found full: the kernel then has
+        // work queued, and the doorbell makes sure it is working through it (rdma-core's provider
+        // rings after every post, successful or not).
+        let full = matches!(
+            failure,
+            Some(PostError {
+                error: Error::QueueFull { .. },
+                ..
+            })
+        );
+        if posted > 0 || full {
             if let Err(error) = self.ctx.channel().post_send_doorbell(self.created.handle) {
                 return Err(PostError {
                     index: posted,
@@ -338,6 +373,15 @@ impl RxeQp {
                 reserved: 0,
             });
             wqe.iova = wr.remote_addr;
+        } else if let Some(b) = wr.bind {
+            wqe.wr.set_mw(&uapi::rxe_send_wr_mw {
+                addr: b.addr,
+                length: b.length,
+                mr_lkey: b.mr_lkey,
+                mw_rkey: b.mw_rkey,
+                rkey: b.new_rkey,
+                access: b.access,
+            });
         } else if let Some(ud) = wr.ud {
             wqe.wr.set_ud(&uapi::rxe_send_wr_ud {
                 remote_qpn: ud.remote_qpn,
