@@ -29,7 +29,7 @@
 //! ## Errors
 //!
 //! Fallible calls return `std::io::Result`, as in `ibverbs`. The `io::Error` carries a typed
-//! [`Error`] that names the verb and the kernel's errno; [`Error::of`] gets it back.
+//! [`Error`] that names the verb and the kernel's errno; [`ErrorExt::uverbs_error`] gets it back.
 #![deny(unsafe_code)]
 
 mod ah;
