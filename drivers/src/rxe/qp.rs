@@ -441,71 +441,9 @@ impl RxeQp {
             });
         }
         let _guard = self.rq_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mut producer = q.own_producer();
-        let mut consumer = q.load_consumer();
-        let mut result = Ok(());
-        let mut posted = 0;
-        for (index, wr) in wrs.iter().enumerate() {
-            let wr = wr.as_ref();
-            if q.next(producer) == consumer {
-                consumer = q.load_consumer();
-                if q.next(producer) == consumer {
-                    let error = Error::QueueFull {
-                        verb: Verb::PostRecv,
-                        capacity: q.capacity(),
-                    };
-                    result = Err(PostError { index, error });
-                    break;
-                }
-            }
-            if wr.sges.len() > self.max_recv_sge as usize {
-                let what = format!(
-                    "{} scatter entries (this queue pair takes {})",
-                    wr.sges.len(),
-                    self.max_recv_sge
-                );
-                result = Err(PostError {
-                    index,
-                    error: Error::InvalidArgument {
-                        verb: Verb::PostRecv,
-                        what,
-                    },
-                });
-                break;
-            }
-            let length: u64 = wr.sges.iter().map(|s| u64::from(s.length)).sum();
-            if length > MAX_MESSAGE {
-                let what = format!("{length} bytes of receive buffers (at most {MAX_MESSAGE})");
-                result = Err(PostError {
-                    index,
-                    error: Error::InvalidArgument {
-                        verb: Verb::PostRecv,
-                        what,
-                    },
-                });
-                break;
-            }
-            let mut wqe = uapi::rxe_recv_wqe::new_zeroed();
-            wqe.wr_id = wr.wr_id;
-            wqe.dma.length = length as u32;
-            wqe.dma.resid = length as u32;
-            wqe.dma.num_sge = wr.sges.len() as u32;
-            let slot = q.slot(producer);
-            let header = wqe.as_bytes();
-            let sges = wr.sges.as_bytes();
-            // SAFETY: the slot is free (ring not full) and holds the 40-byte header plus
-            // max_recv_sge entries (checked at mapping); the entry count was checked above.
-            unsafe {
-                std::ptr::copy_nonoverlapping(header.as_ptr(), slot, header.len());
-                std::ptr::copy_nonoverlapping(sges.as_ptr(), slot.add(RECV_WQE_HEADER), sges.len());
-            }
-            producer = q.next(producer);
-            posted += 1;
-        }
-        if posted > 0 {
-            q.publish_producer(producer);
-        }
-        result
+        // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory contract
+        // is this function's.
+        unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }
     }
 }
 

@@ -162,6 +162,81 @@ impl Queue {
     }
 }
 
+/// Writes receive work requests into a receive ring (a queue pair's RQ or an SRQ) and publishes the
+/// producer index once: the body of both posts. The caller serialises producers on `q`. Stops at the
+/// first request that finds the ring full or is invalid; those before it are posted.
+///
+/// # Safety
+/// `q` must be a receive ring mapped with room for `max_sge` entries per slot; the device writes each
+/// entry's memory until its completion (the callers' contract).
+pub(crate) unsafe fn post_recv_wqes<'a, W: AsRef<crate::wr::RecvWr<'a>>>(
+    q: &Queue,
+    max_sge: u32,
+    verb: Verb,
+    wrs: &[W],
+) -> std::result::Result<(), crate::wr::PostError> {
+    use crate::wr::{PostError, MAX_MESSAGE};
+    use zerocopy::{FromZeros, IntoBytes};
+    const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
+    let mut producer = q.own_producer();
+    let mut consumer = q.load_consumer();
+    let mut result = Ok(());
+    let mut posted = 0;
+    for (index, wr) in wrs.iter().enumerate() {
+        let wr = wr.as_ref();
+        if q.next(producer) == consumer {
+            consumer = q.load_consumer();
+            if q.next(producer) == consumer {
+                let error = Error::QueueFull {
+                    verb,
+                    capacity: q.capacity(),
+                };
+                result = Err(PostError { index, error });
+                break;
+            }
+        }
+        let bad = |what: String| PostError {
+            index,
+            error: Error::InvalidArgument { verb, what },
+        };
+        if wr.sges.len() > max_sge as usize {
+            result = Err(bad(format!(
+                "{} scatter entries (this queue takes {max_sge})",
+                wr.sges.len()
+            )));
+            break;
+        }
+        let length: u64 = wr.sges.iter().map(|s| u64::from(s.length)).sum();
+        if length > MAX_MESSAGE {
+            result = Err(bad(format!(
+                "{length} bytes of receive buffers (at most {MAX_MESSAGE})"
+            )));
+            break;
+        }
+        let mut wqe = uapi::rxe_recv_wqe::new_zeroed();
+        wqe.wr_id = wr.wr_id;
+        wqe.dma.length = length as u32;
+        wqe.dma.resid = length as u32;
+        wqe.dma.num_sge = wr.sges.len() as u32;
+        let slot = q.slot(producer);
+        let header = wqe.as_bytes();
+        let sges = wr.sges.as_bytes();
+        // SAFETY: the slot is free (the ring is not full) and ours until the producer index is
+        // published; it holds the 40-byte header plus max_sge entries (this function's contract,
+        // checked when mapping), and the entry count was checked above.
+        unsafe {
+            std::ptr::copy_nonoverlapping(header.as_ptr(), slot, header.len());
+            std::ptr::copy_nonoverlapping(sges.as_ptr(), slot.add(RECV_WQE_HEADER), sges.len());
+        }
+        producer = q.next(producer);
+        posted += 1;
+    }
+    if posted > 0 {
+        q.publish_producer(producer);
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use super::queue::Queue;
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
 use crate::srq::{attr_mask, SrqCreated, SrqInit};
-use crate::wr::{PostError, RecvWr, Sge, MAX_MESSAGE};
+use crate::wr::{PostError, RecvWr, Sge};
 
 const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
 const SGE_SIZE: usize = std::mem::size_of::<Sge>();
@@ -134,69 +134,12 @@ impl RxeSrq {
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        let max_sge = self.created.max_sge as usize;
-        let q = &self.queue;
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mut producer = q.own_producer();
-        let mut consumer = q.load_consumer();
-        let mut result = Ok(());
-        let mut posted = 0;
-        for (index, wr) in wrs.iter().enumerate() {
-            let wr = wr.as_ref();
-            if q.next(producer) == consumer {
-                consumer = q.load_consumer();
-                if q.next(producer) == consumer {
-                    let error = Error::QueueFull {
-                        verb: Verb::PostSrqRecv,
-                        capacity: q.capacity(),
-                    };
-                    result = Err(PostError { index, error });
-                    break;
-                }
-            }
-            let bad = |what: String| PostError {
-                index,
-                error: Error::InvalidArgument {
-                    verb: Verb::PostSrqRecv,
-                    what,
-                },
-            };
-            if wr.sges.len() > max_sge {
-                result = Err(bad(format!(
-                    "{} scatter entries (this shared receive queue takes {max_sge})",
-                    wr.sges.len()
-                )));
-                break;
-            }
-            let length: u64 = wr.sges.iter().map(|s| u64::from(s.length)).sum();
-            if length > MAX_MESSAGE {
-                result = Err(bad(format!(
-                    "{length} bytes of receive buffers (at most {MAX_MESSAGE})"
-                )));
-                break;
-            }
-            let mut wqe = uapi::rxe_recv_wqe::new_zeroed();
-            wqe.wr_id = wr.wr_id;
-            wqe.dma.length = length as u32;
-            wqe.dma.resid = length as u32;
-            wqe.dma.num_sge = wr.sges.len() as u32;
-            let slot = q.slot(producer);
-            let header = wqe.as_bytes();
-            let sges = wr.sges.as_bytes();
-            // SAFETY: the slot is free (the ring is not full) and ours until the producer index is
-            // published; it holds the 40-byte header plus max_sge entries (checked when mapping), and
-            // the entry count was checked above.
-            unsafe {
-                std::ptr::copy_nonoverlapping(header.as_ptr(), slot, header.len());
-                std::ptr::copy_nonoverlapping(sges.as_ptr(), slot.add(RECV_WQE_HEADER), sges.len());
-            }
-            producer = q.next(producer);
-            posted += 1;
+        // SAFETY: the SRQ ring was mapped for max_sge entries per slot; the memory contract is this
+        // function's.
+        unsafe {
+            super::queue::post_recv_wqes(&self.queue, self.created.max_sge, Verb::PostSrqRecv, wrs)
         }
-        if posted > 0 {
-            q.publish_producer(producer);
-        }
-        result
     }
 }
 
