@@ -267,7 +267,7 @@ impl CommandPath {
 /// An open uverbs device file and the rules for talking to it.
 #[derive(Debug)]
 pub struct Channel {
-    fd: OwnedFd,
+    file: sys::DeviceFile,
     driver_id: u32,
     /// Set once the kernel answered ENOTTY: it has no `RDMA_VERBS_IOCTL` at all.
     no_ioctl: std::sync::atomic::AtomicBool,
@@ -301,8 +301,13 @@ impl Channel {
 
     /// Wraps an already open device file.
     pub fn from_fd(fd: OwnedFd, driver_id: u32) -> Channel {
+        Channel::from_file(sys::DeviceFile::Kernel(fd), driver_id)
+    }
+
+    /// Wraps a device file: the kernel's or a model's.
+    pub fn from_file(file: sys::DeviceFile, driver_id: u32) -> Channel {
         Channel {
-            fd,
+            file,
             driver_id,
             no_ioctl: std::sync::atomic::AtomicBool::new(false),
             invoke_write: AtomicU8::new(INVOKE_WRITE_UNKNOWN),
@@ -330,7 +335,18 @@ impl Channel {
 
     /// The device file.
     pub fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+        self.file.as_fd()
+    }
+
+    /// Maps `len` bytes of the device file at `offset`: queue rings, doorbell and BlueFlame pages. A
+    /// failure is an [`Verb::Mmap`] error with the errno.
+    pub fn map(&self, len: usize, offset: u64) -> Result<memmap2::MmapRaw> {
+        self.file.mmap(len, offset).map_err(|e| {
+            Error::kernel(
+                Verb::Mmap,
+                Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
+            )
+        })
     }
 
     /// The `enum rdma_driver_id` value every ioctl header carries.
@@ -368,7 +384,7 @@ impl Channel {
         // header's 24 bytes keep the 8-byte-aligned attributes contiguous), `seal` set `length` and
         // `num_attrs` to cover only initialised attributes, and every pointer attribute was made from a
         // slice borrowed for `'a`, which outlives `cmd`.
-        unsafe { sys::verbs_ioctl(self.fd.as_fd(), hdr) }
+        unsafe { self.file.ioctl(hdr) }
     }
 
     /// Whether write commands can travel as `INVOKE_WRITE` ioctls (probed once, as rdma-core does:
@@ -508,7 +524,7 @@ impl Channel {
         )
         .map_err(|what| Error::InvalidArgument { verb, what })?;
         let mut out = vec![0u8; cmd.out_len];
-        cmd.send(self.fd.as_fd(), &mut out)
+        cmd.send(&self.file, &mut out)
             .map_err(|e| Error::kernel(verb, e))?;
         let (core, driver) = out.split_at(resp.len());
         resp.copy_from_slice(core);
@@ -532,7 +548,7 @@ impl Channel {
         let resp = resp.as_mut_bytes();
         let cmd = legacy_write_buffer(command, false, req.as_mut_bytes(), resp.len(), &[], 0)
             .map_err(|what| Error::InvalidArgument { verb, what })?;
-        cmd.send(self.fd.as_fd(), resp)
+        cmd.send(&self.file, resp)
             .map_err(|e| Error::kernel(verb, e))?;
         Ok(())
     }
@@ -562,7 +578,7 @@ impl Channel {
         cmd[8..].copy_from_slice(req.as_bytes());
         // SAFETY: the only user pointer in the command is `response`, which points to `resp`, a live
         // 4-byte `ib_uverbs_post_send_resp` (out_words = 1).
-        let n = unsafe { sys::write_command(self.fd.as_fd(), &cmd) }
+        let n = unsafe { self.file.write(&cmd) }
             .map_err(|e| Error::kernel(Verb::PostSend, e))?;
         if n != cmd.len() {
             return Err(Error::Protocol {
@@ -651,7 +667,7 @@ fn legacy_write_buffer(
 
 impl LegacyWrite {
     /// Points the command's response field at `out` and writes it.
-    fn send(mut self, fd: BorrowedFd<'_>, out: &mut [u8]) -> nix::Result<usize> {
+    fn send(mut self, file: &sys::DeviceFile, out: &mut [u8]) -> nix::Result<usize> {
         debug_assert_eq!(out.len(), self.out_len);
         if let Some(at) = self.response_at {
             let ptr = if out.is_empty() {
@@ -664,7 +680,7 @@ impl LegacyWrite {
         // SAFETY: the only user pointer in the command is the response field just written, which points
         // to `out`, live for the call and exactly as long as the output the header announces (null when
         // none is announced).
-        unsafe { sys::write_command(fd, &self.bytes) }
+        unsafe { file.write(&self.bytes) }
     }
 }
 

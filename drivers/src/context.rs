@@ -59,6 +59,14 @@ impl Context {
                 });
             }
         }, else return Err(unsupported()));
+        #[cfg(feature = "mlx5-model")]
+        let chan = match &info.model {
+            Some(model) => {
+                Channel::from_file(sys::DeviceFile::Model(model.clone()), info.driver.id())
+            }
+            None => Channel::open(&info.devnode, info.dev, info.driver.id())?,
+        };
+        #[cfg(not(feature = "mlx5-model"))]
         let chan = Channel::open(&info.devnode, info.dev, info.driver.id())?;
         chan.set_path(path);
         let (req, resp_len) =

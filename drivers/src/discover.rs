@@ -77,6 +77,9 @@ pub struct DeviceInfo {
     pub index: Option<u32>,
     /// `/sys/class/infiniband/<name>`.
     pub sysfs_dir: PathBuf,
+    /// The model behind a model device (`crate::mlx5::model`); `None` for a kernel device.
+    #[cfg(feature = "mlx5-model")]
+    pub model: Option<crate::sys::ModelRef>,
 }
 
 impl DeviceInfo {
@@ -195,6 +198,8 @@ pub fn devices_in(
             driver,
             index,
             sysfs_dir,
+            #[cfg(feature = "mlx5-model")]
+            model: None,
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));

@@ -8,7 +8,7 @@
 //! too so that this file is the whole of the kernel surface).
 
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::Duration;
 
@@ -38,6 +38,114 @@ pub const RDMA_VERBS_IOCTL: u64 = nix::request_code_readwrite!(
     RDMA_VERBS_IOCTL_NR,
     std::mem::size_of::<ib_uverbs_ioctl_hdr>()
 ) as u64;
+
+/// A device file: the kernel's uverbs character device, or (feature `mlx5-model`) a software model
+/// of the kernel and the device behind the same four calls.
+///
+/// Every command, mapping and event read of the crate goes through this type, so a model replaces
+/// exactly the kernel and the silicon: the code that builds the commands, the rings and the doorbells
+/// is the production code either way.
+#[derive(Debug)]
+pub enum DeviceFile {
+    /// An open `/dev/infiniband/uverbsN`.
+    Kernel(OwnedFd),
+    /// A model of one (`crate::mlx5::model`).
+    #[cfg(feature = "mlx5-model")]
+    Model(ModelRef),
+}
+
+/// The kernel side of a device file, implemented by a model instead of the kernel.
+///
+/// A model receives the very bytes the kernel would: the `RDMA_VERBS_IOCTL` header and attributes,
+/// the legacy `write()` commands, and the mmap offsets. It must keep the kernel's contract with them
+/// (write back handles, fds and responses through the pointers the command carries, answer errno
+/// values the kernel would).
+#[cfg(feature = "mlx5-model")]
+pub trait ModelFile: Send + Sync + std::fmt::Debug {
+    /// `ioctl(RDMA_VERBS_IOCTL)`.
+    ///
+    /// # Safety
+    /// As [`verbs_ioctl`]: `hdr` and every buffer its attributes point to are valid for the call.
+    unsafe fn ioctl(&self, hdr: *mut ib_uverbs_ioctl_hdr) -> nix::Result<()>;
+
+    /// `write()` of a legacy command.
+    ///
+    /// # Safety
+    /// As [`write_command`]: the response pointer the command carries is valid for the response size
+    /// its header announces.
+    unsafe fn write(&self, cmd: &[u8]) -> nix::Result<usize>;
+
+    /// `mmap()` of `len` bytes at `offset`, shared and readable/writable.
+    fn mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw>;
+
+    /// A descriptor that stands for the device file (for `AsFd`; commands never go through it).
+    fn as_fd(&self) -> BorrowedFd<'_>;
+}
+
+/// A shared model device file; equal when it is the same model.
+#[cfg(feature = "mlx5-model")]
+#[derive(Debug, Clone)]
+pub struct ModelRef(pub std::sync::Arc<dyn ModelFile>);
+
+#[cfg(feature = "mlx5-model")]
+impl PartialEq for ModelRef {
+    fn eq(&self, other: &ModelRef) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(feature = "mlx5-model")]
+impl Eq for ModelRef {}
+
+impl DeviceFile {
+    /// `RDMA_VERBS_IOCTL` on this file.
+    ///
+    /// # Safety
+    /// As [`verbs_ioctl`].
+    #[inline]
+    pub unsafe fn ioctl(&self, hdr: *mut ib_uverbs_ioctl_hdr) -> nix::Result<()> {
+        match self {
+            // SAFETY: the caller keeps `verbs_ioctl`'s contract.
+            DeviceFile::Kernel(fd) => unsafe { verbs_ioctl(fd.as_fd(), hdr) },
+            #[cfg(feature = "mlx5-model")]
+            // SAFETY: the same contract, passed on.
+            DeviceFile::Model(m) => unsafe { m.0.ioctl(hdr) },
+        }
+    }
+
+    /// A legacy `write()` command on this file.
+    ///
+    /// # Safety
+    /// As [`write_command`].
+    #[inline]
+    pub unsafe fn write(&self, cmd: &[u8]) -> nix::Result<usize> {
+        match self {
+            // SAFETY: the caller keeps `write_command`'s contract.
+            DeviceFile::Kernel(fd) => unsafe { write_command(fd.as_fd(), cmd) },
+            #[cfg(feature = "mlx5-model")]
+            // SAFETY: the same contract, passed on.
+            DeviceFile::Model(m) => unsafe { m.0.write(cmd) },
+        }
+    }
+
+    /// Maps `len` bytes of the file at `offset` (see [`map_shared`]).
+    pub fn mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
+        match self {
+            DeviceFile::Kernel(fd) => map_shared(fd.as_fd(), len, offset),
+            #[cfg(feature = "mlx5-model")]
+            DeviceFile::Model(m) => m.0.mmap(len, offset),
+        }
+    }
+
+    /// The descriptor of the file.
+    pub fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            DeviceFile::Kernel(fd) => fd.as_fd(),
+            #[cfg(feature = "mlx5-model")]
+            DeviceFile::Model(m) => m.0.as_fd(),
+        }
+    }
+}
 
 /// Opens a uverbs character device for reading and writing, close-on-exec.
 pub fn open_device(path: &Path) -> nix::Result<OwnedFd> {

@@ -14,6 +14,8 @@
 
 pub mod cqe;
 pub mod doorbell;
+#[cfg(feature = "mlx5-model")]
+pub mod model;
 pub mod wqe;
 
 use uverbs_uapi as uapi;

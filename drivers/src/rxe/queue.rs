@@ -18,7 +18,6 @@ use uverbs_uapi as uapi;
 
 use crate::chan::Channel;
 use crate::error::{Error, Result, Verb};
-use crate::sys;
 
 /// Offset of the slots from the start of the buffer.
 pub const DATA_OFFSET: usize = std::mem::size_of::<uapi::rxe_queue_buf>();
@@ -51,12 +50,7 @@ impl Queue {
                 "queue of {len} bytes is smaller than its header"
             )));
         }
-        let map = sys::map_shared(chan.fd(), len, mi.offset).map_err(|e| {
-            Error::kernel(
-                Verb::Mmap,
-                nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
-            )
-        })?;
+        let map = chan.map(len, mi.offset)?;
         let base = NonNull::new(map.as_mut_ptr()).ok_or_else(|| protocol("null mapping".into()))?;
         // SAFETY: the mapping is at least DATA_OFFSET (384) bytes long and page aligned, so both header
         // words are in bounds and aligned; they are read once, before the queue is used.
