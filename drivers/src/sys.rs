@@ -271,8 +271,8 @@ pub fn rdma_netlink_socket(timeout: Duration) -> nix::Result<OwnedFd> {
         &fd,
         sockopt::ReceiveTimeout,
         &TimeVal::from(libc::timeval {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+            tv_sec: timeout.as_secs().try_into().unwrap_or(i32::MAX.into()),
+            tv_usec: timeout.subsec_micros().into(),
         }),
     )?;
     Ok(fd)
