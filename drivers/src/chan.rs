@@ -338,6 +338,11 @@ impl Channel {
         self.file.as_fd()
     }
 
+    /// The device file itself.
+    pub fn file(&self) -> &sys::DeviceFile {
+        &self.file
+    }
+
     /// Maps `len` bytes of the device file at `offset`: queue rings, doorbell and BlueFlame pages. A
     /// failure is an [`Verb::Mmap`] error with the errno.
     pub fn map(&self, len: usize, offset: u64) -> Result<memmap2::MmapRaw> {
@@ -578,8 +583,7 @@ impl Channel {
         cmd[8..].copy_from_slice(req.as_bytes());
         // SAFETY: the only user pointer in the command is `response`, which points to `resp`, a live
         // 4-byte `ib_uverbs_post_send_resp` (out_words = 1).
-        let n = unsafe { self.file.write(&cmd) }
-            .map_err(|e| Error::kernel(Verb::PostSend, e))?;
+        let n = unsafe { self.file.write(&cmd) }.map_err(|e| Error::kernel(Verb::PostSend, e))?;
         if n != cmd.len() {
             return Err(Error::Protocol {
                 verb: Verb::PostSend,

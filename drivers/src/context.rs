@@ -61,8 +61,9 @@ impl Context {
         }, else return Err(unsupported()));
         #[cfg(feature = "mlx5-model")]
         let chan = match &info.model {
+            // A context of its own on a newly opened file, as with a kernel device node.
             Some(model) => {
-                Channel::from_file(sys::DeviceFile::Model(model.clone()), info.driver.id())
+                Channel::from_file(sys::DeviceFile::Model(model.0.reopen()), info.driver.id())
             }
             None => Channel::open(&info.devnode, info.dev, info.driver.id())?,
         };

@@ -80,6 +80,10 @@ pub trait ModelFile: Send + Sync + std::fmt::Debug {
 
     /// A descriptor that stands for the device file (for `AsFd`; commands never go through it).
     fn as_fd(&self) -> BorrowedFd<'_>;
+
+    /// Another open file of the same device (`open(2)` of its node again): each context gets its own,
+    /// as the kernel allows one context per file.
+    fn reopen(&self) -> ModelRef;
 }
 
 /// A shared model device file; equal when it is the same model.

@@ -1,0 +1,305 @@
+//! One round of the engine: arm doorbells, then every QP: its doorbell record and register writes,
+//! its send queue (or flushing, in the error state), and the SQ-drained event.
+
+use std::time::{Duration, Instant};
+
+use super::exec::Outcome;
+use super::parse;
+use super::state::{event, qps, DbCheck, State};
+use super::{mem, ObjectKind};
+use crate::mlx5::cqe::syndrome;
+
+/// WQEs one QP may execute per round before the others get their turn.
+const BUDGET: u32 = 32;
+/// How long a doorbell record update may wait for its UAR write before it counts as missing (the
+/// driver thread may be preempted between the two).
+const DOORBELL_GRACE: Duration = Duration::from_millis(if cfg!(test) { 60 } else { 250 });
+
+impl State {
+    /// One engine round. Returns whether anything happened, and the earliest time a waiting WQE
+    /// wants to be retried.
+    pub fn round(&mut self, now: Instant) -> (bool, Option<Instant>) {
+        self.poll_arms();
+        let mut work = false;
+        let mut wake = None;
+        let qpns: Vec<u32> = self.qps.keys().copied().collect();
+        for qpn in qpns {
+            work |= self.service_qp(qpn, now, &mut wake);
+        }
+        (work, wake)
+    }
+
+    fn service_qp(&mut self, qpn: u32, now: Instant, wake: &mut Option<Instant>) -> bool {
+        let Some(qp) = self.qps.get(&qpn) else {
+            return false;
+        };
+        let state = qp.state();
+        if state == qps::RESET {
+            return false;
+        }
+        self.watch_doorbell(qpn, now);
+        let work = match state {
+            qps::ERR => self.flush(qpn),
+            qps::RTS | qps::SQD => self.run_sq(qpn, now, wake),
+            _ => false,
+        };
+        if let Some(qp) = self.qps.get_mut(&qpn) {
+            if qp.state() == qps::SQD && qp.drain_notify && qp.retry.is_none() {
+                qp.drain_notify = false;
+                self.async_event(event::SQ_DRAINED, ObjectKind::Qp, qpn);
+            }
+        }
+        work
+    }
+
+    /// Executes the QP's posted send WQEs in order, up to the budget. In SQD only a WQE already
+    /// under way (waiting for a retry) is finished.
+    fn run_sq(&mut self, qpn: u32, now: Instant, wake: &mut Option<Instant>) -> bool {
+        let mut work = false;
+        for _ in 0..BUDGET {
+            let Some(qp) = self.qps.get(&qpn) else {
+                break;
+            };
+            if qp.d.sq_wqe_cnt == 0 {
+                break;
+            }
+            let ci = qp.sq_ci;
+            let retry = qp.retry.filter(|r| r.at == ci);
+            if !(qp.state() == qps::RTS || (qp.state() == qps::SQD && retry.is_some())) {
+                break;
+            }
+            let posted = qp.sq_posted();
+            if posted == 0 {
+                break;
+            }
+            if let Some(r) = retry {
+                match r.next {
+                    None => break,
+                    Some(t) if now < t => {
+                        *wake = Some(wake.map_or(t, |w| w.min(t)));
+                        break;
+                    }
+                    Some(_) => {}
+                }
+            }
+            let (ring, transport) = (qp.ring(), qp.d.transport);
+            // SAFETY: `posted` blocks from `ci` are published by the doorbell record (loaded
+            // with Acquire) and not completed; the ring is live while the QP is in the table.
+            let parsed = unsafe { parse::parse(ring, ci, posted, qpn, transport) };
+            let w = match parsed {
+                Ok(w) => w,
+                Err(m) => {
+                    let qp = self.qps.get_mut(&qpn).expect("present");
+                    qp.sq_ci = ci.wrapping_add(m.skip);
+                    qp.retry = None;
+                    self.stats.malformed_wqes += 1;
+                    self.req_err_cqe(qpn, ci as u16, m.opcode, syndrome::LOCAL_QP_OP_ERR);
+                    self.async_event(event::QP_FATAL, ObjectKind::Qp, qpn);
+                    self.fail_qp(qpn);
+                    return true;
+                }
+            };
+            let exec = self.execute(qpn, &w, ci, now);
+            let failed = match exec.outcome {
+                Outcome::Wait => {
+                    let next = self
+                        .qps
+                        .get(&qpn)
+                        .and_then(|q| q.retry)
+                        .and_then(|r| r.next);
+                    if let Some(t) = next {
+                        *wake = Some(wake.map_or(t, |w| w.min(t)));
+                    }
+                    return work;
+                }
+                Outcome::Done(n) => {
+                    self.complete(qpn, &w);
+                    if w.signaled() {
+                        self.req_cqe(qpn, w.index, w.opcode, n);
+                    }
+                    false
+                }
+                Outcome::Fail(s) => {
+                    self.complete(qpn, &w);
+                    self.req_err_cqe(qpn, w.index, w.opcode, s);
+                    true
+                }
+            };
+            work = true;
+            for (responder, ev) in exec.responders {
+                if let Some(e) = ev {
+                    self.async_event(e, ObjectKind::Qp, responder);
+                }
+                self.fail_qp(responder);
+            }
+            if failed {
+                self.fail_qp(qpn);
+                break;
+            }
+        }
+        work
+    }
+
+    /// The WQE at the head of the SQ is done: the consumer moves past it.
+    fn complete(&mut self, qpn: u32, w: &parse::Wqe) {
+        if let Some(qp) = self.qps.get_mut(&qpn) {
+            qp.sq_ci = qp.sq_ci.wrapping_add(w.bbs);
+            qp.retry = None;
+        }
+        self.stats.wqes += 1;
+    }
+
+    /// Watches the QP's SND doorbell record: on a new value, finds the last WQE of the new batch
+    /// and expects its doorbell in the BlueFlame register (the first 8 bytes of its control
+    /// segment, or with a batch of one WQE possibly the whole WQE); then checks the register until
+    /// the write is seen, a newer doorbell supersedes it, or the grace period ends.
+    fn watch_doorbell(&mut self, qpn: u32, now: Instant) {
+        let Some(qp) = self.qps.get_mut(&qpn) else {
+            return;
+        };
+        if qp.d.sq_wqe_cnt == 0 {
+            return;
+        }
+        let snd = qp.snd();
+        if snd != qp.db.last_snd {
+            self.stats.doorbells += 1;
+            if qp.db.pending.take().is_some() {
+                self.stats.doorbells_unchecked += 1;
+                qp.db.snap = [None, None];
+            }
+            let target = qp
+                .db
+                .walk
+                .wrapping_add(u32::from(snd.wrapping_sub(qp.db.walk as u16)));
+            let ring = qp.ring();
+            let (mut pos, mut last, mut count) = (qp.db.walk, None, 0);
+            while pos != target && count <= qp.d.sq_wqe_cnt {
+                // SAFETY: blocks between the last and the new doorbell record value are posted;
+                // the ring is live.
+                let ctrl = unsafe { ring.ctrl(pos) };
+                let left = target.wrapping_sub(pos);
+                let Some(bbs) = parse::ctrl_ds(&ctrl)
+                    .map(parse::ds_blocks)
+                    .filter(|&b| b <= left && ctrl.wqe_index() == pos as u16)
+                else {
+                    break;
+                };
+                last = Some((pos, bbs));
+                pos = pos.wrapping_add(bbs);
+                count += 1;
+            }
+            qp.db.walk = target;
+            qp.db.last_snd = snd;
+            if let (Some((start, bbs)), true) = (last, pos == target) {
+                // SAFETY: as above; the last WQE of the batch is posted.
+                let blocks = unsafe { ring.blocks_at(start, bbs) };
+                let mut first8 = [0u8; 8];
+                first8.copy_from_slice(&blocks[..8]);
+                qp.db.pending = Some(DbCheck {
+                    first8,
+                    body: (count == 1).then_some(blocks),
+                    deadline: now + DOORBELL_GRACE,
+                });
+            } else {
+                self.stats.doorbells_unchecked += 1;
+            }
+        }
+        self.check_doorbell(qpn, now);
+    }
+
+    /// Looks for the awaited register write of QP `qpn`. A register the kernel shares between
+    /// QPs (the "medium class" bfregs) may have been overwritten by a sharer before the engine
+    /// looked: then a doorbell not found counts as unchecked when a sharer's doorbell is there,
+    /// and BlueFlame bodies are not compared (only a register of its own tells an 8-byte doorbell
+    /// from a BlueFlame copy).
+    fn check_doorbell(&mut self, qpn: u32, now: Instant) {
+        let Some(qp) = self.qps.get(&qpn) else {
+            return;
+        };
+        let Some(check) = &qp.db.pending else {
+            return;
+        };
+        let (reg, half) = (qp.d.bf_reg, qp.d.bf_buf_size as usize);
+        let halves: &[usize] = if half >= 8 { &[0, half] } else { &[0] };
+        let verdict = if reg == 0 || reg % 8 != 0 {
+            Some(Verdict::Unchecked)
+        } else {
+            let sharers: Vec<u32> = self
+                .qps
+                .values()
+                .filter(|q| q.d.bf_reg == reg && q.d.qpn != qpn)
+                .map(|q| q.d.qpn)
+                .collect();
+            // SAFETY: the QP's BlueFlame register (both halves) is in its UAR page, live while
+            // the QP is in the table, and 8-aligned.
+            let words: Vec<[u8; 8]> = halves
+                .iter()
+                .map(|&off| unsafe { mem::read_mmio64(reg + off) })
+                .collect();
+            match words.iter().position(|w| *w == check.first8) {
+                None if now < check.deadline => None,
+                None => {
+                    let sharer_there = words.iter().any(|w| {
+                        let named = u32::from_be_bytes([w[4], w[5], w[6], w[7]]) >> 8;
+                        sharers.contains(&named)
+                    });
+                    Some(if sharer_there {
+                        Verdict::Unchecked
+                    } else {
+                        Verdict::Missing
+                    })
+                }
+                Some(h) => match &check.body {
+                    Some(body) if body.len() <= half && sharers.is_empty() => {
+                        let mut cur = vec![0u8; body.len()];
+                        // SAFETY: inside the half, as above.
+                        unsafe { mem::read_mmio(reg + halves[h], &mut cur) };
+                        let unchanged = qp.db.snap[h]
+                            .as_ref()
+                            .is_none_or(|s| s.len() >= cur.len() && s[8..cur.len()] == cur[8..]);
+                        if cur == *body {
+                            Some(Verdict::BlueFlame)
+                        } else if unchanged {
+                            // Only the first 8 bytes changed: an 8-byte doorbell.
+                            Some(Verdict::Doorbell)
+                        } else if now >= check.deadline {
+                            Some(Verdict::BadCopy)
+                        } else {
+                            // Perhaps a BlueFlame copy still being written: look again.
+                            None
+                        }
+                    }
+                    _ => Some(Verdict::Doorbell),
+                },
+            }
+        };
+        let Some(verdict) = verdict else {
+            return;
+        };
+        match verdict {
+            Verdict::Missing => self.stats.doorbells_missing += 1,
+            Verdict::Unchecked => self.stats.doorbells_unchecked += 1,
+            Verdict::Doorbell => self.stats.uar_doorbells += 1,
+            Verdict::BlueFlame => self.stats.blueflame_copies += 1,
+            Verdict::BadCopy => self.stats.blueflame_mismatches += 1,
+        }
+        let qp = self.qps.get_mut(&qpn).expect("present");
+        qp.db.pending = None;
+        if half >= 8 && reg != 0 && reg % 8 == 0 {
+            for (h, &off) in halves.iter().enumerate() {
+                let mut snap = vec![0u8; half - half % 8];
+                // SAFETY: one half of the live register, as above.
+                unsafe { mem::read_mmio(reg + off, &mut snap) };
+                qp.db.snap[h] = Some(snap);
+            }
+        }
+    }
+}
+
+enum Verdict {
+    Missing,
+    Unchecked,
+    Doorbell,
+    BlueFlame,
+    BadCopy,
+}

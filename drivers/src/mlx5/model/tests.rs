@@ -1,0 +1,1854 @@
+//! Tests of the kernel half: command decoding and errors on raw bytes, and the production
+//! `Context` and verbs against the model on every command path.
+
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use uverbs_uapi as uapi;
+use zerocopy::{FromBytes, FromZeros, IntoBytes};
+
+use super::hca::{CqDesc, EventSink, Hca, HcaStats, MrDesc, QpAttrs, QpDesc, SrqDesc};
+use super::*;
+use crate::chan::CommandPath;
+use crate::context::Context;
+use crate::error::Error;
+use crate::qp_state::mask as m;
+use crate::rxe::qp::state as qps;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+/// What the kernel half handed the HCA, recorded; everything is passed on to a real HCA.
+#[derive(Debug)]
+struct Recorder {
+    hca: Arc<Hca>,
+    cqs: Mutex<Vec<CqDesc>>,
+    qps: Mutex<Vec<QpDesc>>,
+    srqs: Mutex<Vec<SrqDesc>>,
+    mrs: Mutex<Vec<MrDesc>>,
+    modifies: Mutex<Vec<(u32, QpAttrs)>>,
+}
+
+impl Silicon for Recorder {
+    fn reg_mr(&self, mr: MrDesc) {
+        self.mrs.lock().unwrap().push(mr);
+        self.hca.reg_mr(mr)
+    }
+    fn dereg_mr(&self, lkey: u32) {
+        self.hca.dereg_mr(lkey)
+    }
+    fn create_cq(&self, cq: CqDesc) {
+        self.cqs.lock().unwrap().push(cq);
+        self.hca.create_cq(cq)
+    }
+    fn destroy_cq(&self, cqn: u32) {
+        self.hca.destroy_cq(cqn)
+    }
+    fn create_qp(&self, qp: QpDesc) {
+        self.qps.lock().unwrap().push(qp);
+        self.hca.create_qp(qp)
+    }
+    fn modify_qp(&self, qpn: u32, attrs: &QpAttrs) -> std::result::Result<(), Errno> {
+        self.modifies.lock().unwrap().push((qpn, *attrs));
+        self.hca.modify_qp(qpn, attrs)
+    }
+    fn query_qp(&self, qpn: u32) -> Option<QpAttrs> {
+        self.hca.query_qp(qpn)
+    }
+    fn destroy_qp(&self, qpn: u32) {
+        self.hca.destroy_qp(qpn)
+    }
+    fn create_srq(&self, srq: SrqDesc) {
+        self.srqs.lock().unwrap().push(srq);
+        self.hca.create_srq(srq)
+    }
+    fn set_srq_limit(&self, srqn: u32, limit: u32) {
+        self.hca.set_srq_limit(srqn, limit)
+    }
+    fn srq_limit(&self, srqn: u32) -> u32 {
+        self.hca.srq_limit(srqn)
+    }
+    fn destroy_srq(&self, srqn: u32) {
+        self.hca.destroy_srq(srqn)
+    }
+    fn attach_mcast(&self, qpn: u32, gid: [u8; 16]) -> std::result::Result<(), Errno> {
+        self.hca.attach_mcast(qpn, gid)
+    }
+    fn detach_mcast(&self, qpn: u32, gid: [u8; 16]) -> std::result::Result<(), Errno> {
+        self.hca.detach_mcast(qpn, gid)
+    }
+    fn set_port_active(&self, active: bool) {
+        self.hca.set_port_active(active)
+    }
+    fn stats(&self) -> HcaStats {
+        self.hca.stats()
+    }
+}
+
+fn recorded(cfg: ModelConfig) -> (Mlx5Model, Arc<Recorder>) {
+    let slot: Arc<Mutex<Option<Arc<Recorder>>>> = Arc::default();
+    let s2 = Arc::clone(&slot);
+    let model = Mlx5Model::with_silicon(cfg, move |gids, sink: Arc<dyn EventSink>| {
+        let r = Arc::new(Recorder {
+            hca: Hca::new(gids, sink),
+            cqs: Mutex::default(),
+            qps: Mutex::default(),
+            srqs: Mutex::default(),
+            mrs: Mutex::default(),
+            modifies: Mutex::default(),
+        });
+        *s2.lock().unwrap() = Some(Arc::clone(&r));
+        r as Arc<dyn Silicon>
+    })
+    .unwrap();
+    let r = slot.lock().unwrap().take().unwrap();
+    (model, r)
+}
+
+/// `n` pages of page-aligned, zeroed memory, followed by an inaccessible guard page.
+fn pages(n: usize) -> memmap2::MmapMut {
+    let page = crate::sys::page_size();
+    let mut m = memmap2::MmapMut::map_anon((n + 1) * page).unwrap();
+    let guard = std::ptr::NonNull::new(m[n * page..].as_mut_ptr().cast()).unwrap();
+    // SAFETY: the guard page is the last page of this mapping, which the tests never touch.
+    unsafe { nix::sys::mman::mprotect(guard, page, nix::sys::mman::ProtFlags::PROT_NONE) }.unwrap();
+    m
+}
+
+fn errno(e: Error) -> Errno {
+    e.errno()
+}
+
+const PATHS: [(IoctlSupport, CommandPath); 3] = [
+    (IoctlSupport::Full, CommandPath::Auto),
+    (IoctlSupport::InvokeWriteOnly, CommandPath::Auto),
+    (IoctlSupport::Full, CommandPath::LegacyWrite),
+];
+
+fn open(model: &Mlx5Model, path: CommandPath) -> Context {
+    Context::open_with(&model.device_info(), path).unwrap()
+}
+
+/// A CQ of `n` entries (rdma-core's sizing) with its buffer and doorbell record.
+struct CqMem {
+    buf: memmap2::MmapMut,
+    db: memmap2::MmapMut,
+    ncqe: u32,
+}
+
+impl CqMem {
+    fn new(requested: u32) -> CqMem {
+        let ncqe = (requested + 1).next_power_of_two();
+        let bytes = ncqe as usize * 64;
+        let buf = pages(bytes.div_ceil(crate::sys::page_size()));
+        CqMem {
+            buf,
+            db: pages(1),
+            ncqe,
+        }
+    }
+
+    fn cmd(&self) -> uapi::mlx5_ib_create_cq {
+        let mut c = uapi::mlx5_ib_create_cq::new_zeroed();
+        c.buf_addr = self.buf.as_ptr() as u64;
+        c.db_addr = self.db.as_ptr() as u64;
+        c.cqe_size = 64;
+        c
+    }
+}
+
+fn create_cq(
+    ctx: &Context,
+    mem: &CqMem,
+    channel: Option<std::os::fd::BorrowedFd<'_>>,
+    user_handle: u64,
+) -> crate::Result<(u32, u32, u32)> {
+    let cmd = mem.cmd();
+    let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
+    let (h, cqe) = ctx.create_cq_with_udata(
+        mem.ncqe - 1,
+        user_handle,
+        0,
+        channel,
+        cmd.as_bytes(),
+        resp.as_mut_bytes(),
+    )?;
+    Ok((h, cqe, resp.cqn))
+}
+
+/// A QP's memory: RQ of `rq` WQEs of 32 bytes then SQ of `sq` basic blocks.
+struct QpMem {
+    buf: memmap2::MmapMut,
+    db: memmap2::MmapMut,
+    rq: u32,
+    sq: u32,
+}
+
+impl QpMem {
+    fn new(rq: u32, sq: u32) -> QpMem {
+        let bytes = rq as usize * 32 + sq as usize * 64;
+        QpMem {
+            buf: pages(bytes.div_ceil(crate::sys::page_size()).max(1)),
+            db: pages(1),
+            rq,
+            sq,
+        }
+    }
+
+    fn cmd(&self, uidx: u32) -> uapi::mlx5_ib_create_qp {
+        let mut c = uapi::mlx5_ib_create_qp::new_zeroed();
+        c.buf_addr = self.buf.as_ptr() as u64;
+        c.db_addr = self.db.as_ptr() as u64;
+        c.sq_wqe_count = self.sq;
+        c.rq_wqe_count = self.rq;
+        c.rq_wqe_shift = if self.rq == 0 { 0 } else { 5 };
+        c.uidx = uidx;
+        c
+    }
+}
+
+fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> crate::verbs::QpInit {
+    crate::verbs::QpInit {
+        pd,
+        send_cq: cq,
+        recv_cq: cq,
+        qp_type,
+        cap: uapi::ib_uverbs_qp_cap {
+            max_send_wr: 16,
+            max_recv_wr: rq,
+            max_send_sge: 1,
+            max_recv_sge: 1,
+            max_inline_data: 0,
+        },
+        sq_sig_all: false,
+        user_handle: 0x5150,
+        srq: None,
+    }
+}
+
+fn create_qp(
+    ctx: &Context,
+    init: &crate::verbs::QpInit,
+    cmd: &uapi::mlx5_ib_create_qp,
+) -> crate::Result<(crate::verbs::QpCreated, uapi::mlx5_ib_create_qp_resp)> {
+    let mut resp = uapi::mlx5_ib_create_qp_resp::new_zeroed();
+    let c = ctx.create_qp_with_udata(init, cmd.as_bytes(), resp.as_mut_bytes())?;
+    Ok((c, resp))
+}
+
+fn alloc_pd(ctx: &Context) -> u32 {
+    let mut resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
+    ctx.alloc_pd(resp.as_mut_bytes()).unwrap()
+}
+
+fn modify(
+    ctx: &Context,
+    handle: u32,
+    mask: u32,
+    f: impl FnOnce(&mut uapi::ib_uverbs_modify_qp),
+) -> crate::Result<()> {
+    let mut req = uapi::ib_uverbs_modify_qp::new_zeroed();
+    req.qp_handle = handle;
+    req.attr_mask = mask;
+    f(&mut req);
+    ctx.modify_qp(&req)
+}
+
+/// RESET → INIT → RTR → RTS of an RC QP connected to `dest_qpn` over GID index 1.
+fn connect_rc(ctx: &Context, handle: u32, dest_qpn: u32) -> crate::Result<()> {
+    modify(
+        ctx,
+        handle,
+        m::STATE | m::PKEY_INDEX | m::PORT | m::ACCESS_FLAGS,
+        |r| {
+            r.qp_state = qps::INIT;
+            r.port_num = 1;
+            r.qp_access_flags =
+                uapi::IB_UVERBS_ACCESS_REMOTE_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_READ;
+        },
+    )?;
+    modify(
+        ctx,
+        handle,
+        m::STATE
+            | m::AV
+            | m::PATH_MTU
+            | m::DEST_QPN
+            | m::RQ_PSN
+            | m::MAX_DEST_RD_ATOMIC
+            | m::MIN_RNR_TIMER,
+        |r| {
+            r.qp_state = qps::RTR;
+            r.path_mtu = 5;
+            r.dest_qp_num = dest_qpn;
+            r.max_dest_rd_atomic = 1;
+            r.min_rnr_timer = 12;
+            r.dest.is_global = 1;
+            r.dest.port_num = 1;
+            r.dest.sgid_index = 1;
+            r.dest.hop_limit = 64;
+            r.dest.dgid = ModelConfig::default().gids[1];
+        },
+    )?;
+    modify(
+        ctx,
+        handle,
+        m::STATE | m::TIMEOUT | m::RETRY_CNT | m::RNR_RETRY | m::SQ_PSN | m::MAX_QP_RD_ATOMIC,
+        |r| {
+            r.qp_state = qps::RTS;
+            r.timeout = 14;
+            r.retry_cnt = 7;
+            r.rnr_retry = 7;
+            r.max_rd_atomic = 1;
+        },
+    )
+}
+
+/// A raw ioctl buffer: header and attributes.
+#[repr(C, align(8))]
+struct RawIoctl {
+    hdr: uapi::ib_uverbs_ioctl_hdr,
+    attrs: [uapi::ib_uverbs_attr; 8],
+}
+
+impl RawIoctl {
+    fn new(object: u16, method: u16, attrs: &[uapi::ib_uverbs_attr]) -> RawIoctl {
+        let mut r = RawIoctl {
+            hdr: uapi::ib_uverbs_ioctl_hdr {
+                length: (24 + 16 * attrs.len()) as u16,
+                object_id: object,
+                method_id: method,
+                num_attrs: attrs.len() as u16,
+                reserved1: 0,
+                driver_id: uapi::RDMA_DRIVER_MLX5,
+                reserved2: 0,
+            },
+            attrs: [uapi::ib_uverbs_attr::default(); 8],
+        };
+        r.attrs[..attrs.len()].copy_from_slice(attrs);
+        r
+    }
+
+    fn run(&mut self, file: &crate::sys::ModelRef) -> std::result::Result<(), Errno> {
+        // SAFETY: the header is followed by its attributes in this struct, and every pointer
+        // attribute the tests build points to live memory of the right size (or is meant to be
+        // rejected, which the model does without touching it).
+        unsafe { file.0.ioctl(std::ptr::addr_of_mut!(self.hdr)) }
+    }
+}
+
+fn attr(attr_id: u16, len: u16, flags: u16, data: u64) -> uapi::ib_uverbs_attr {
+    uapi::ib_uverbs_attr {
+        attr_id,
+        len,
+        flags,
+        attr_data: 0,
+        data,
+    }
+}
+
+const MAND: u16 = uapi::UVERBS_ATTR_F_MANDATORY;
+
+fn model_file(info: &crate::discover::DeviceInfo) -> crate::sys::ModelRef {
+    info.model.clone().unwrap()
+}
+
+/// The file a context talks to (each context opens its own).
+fn context_file(ctx: &Context) -> crate::sys::ModelRef {
+    match ctx.channel().file() {
+        crate::sys::DeviceFile::Model(m) => m.clone(),
+        other => panic!("not a model file: {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ioctl framework.
+
+#[test]
+fn ioctl_headers_and_attributes_are_checked() {
+    let model = Mlx5Model::new().unwrap();
+    let info = model.device_info();
+    let file = model_file(&info);
+    let mut port_resp = uapi::ib_uverbs_query_port_resp_ex::new_zeroed();
+    let resp_ptr = port_resp.as_mut_bytes().as_mut_ptr() as u64;
+    let good = [
+        attr(uapi::UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, MAND, 1),
+        attr(uapi::UVERBS_ATTR_QUERY_PORT_RESP, 48, MAND, resp_ptr),
+    ];
+    let dev = uapi::UVERBS_OBJECT_DEVICE;
+    let qport = uapi::UVERBS_METHOD_QUERY_PORT;
+    // No context yet.
+    assert_eq!(
+        RawIoctl::new(dev, qport, &good).run(&file),
+        Err(Errno::EINVAL)
+    );
+    // Header checks come first.
+    let mut r = RawIoctl::new(dev, qport, &good);
+    r.hdr.length += 16;
+    assert_eq!(r.run(&file), Err(Errno::EINVAL));
+    let mut r = RawIoctl::new(dev, qport, &good);
+    r.hdr.reserved1 = 1;
+    assert_eq!(r.run(&file), Err(Errno::EPROTONOSUPPORT));
+    let mut r = RawIoctl::new(dev, qport, &good);
+    r.hdr.reserved2 = 1;
+    assert_eq!(r.run(&file), Err(Errno::EPROTONOSUPPORT));
+    let mut r = RawIoctl::new(dev, qport, &good);
+    r.hdr.driver_id = uapi::RDMA_DRIVER_RXE;
+    assert_eq!(r.run(&file), Err(Errno::EINVAL));
+    assert_eq!(
+        RawIoctl::new(dev, 99, &good).run(&file),
+        Err(Errno::EPROTONOSUPPORT)
+    );
+    assert_eq!(
+        RawIoctl::new(0x1008, 0x1000, &[]).run(&file),
+        Err(Errno::EPROTONOSUPPORT)
+    );
+    // SAFETY: an unmapped header address: the model must answer EFAULT without touching it.
+    let bad = unsafe { file.0.ioctl(8 as *mut uapi::ib_uverbs_ioctl_hdr) };
+    assert_eq!(bad, Err(Errno::EFAULT));
+
+    // With a context.
+    let ctx = Context::open_with(&info, CommandPath::Auto).unwrap();
+    let file = context_file(&ctx);
+    let mut r = RawIoctl::new(dev, qport, &good);
+    r.run(&file).unwrap();
+    assert_eq!(port_resp.legacy_resp.state, caps::PORT_ACTIVE);
+    assert_eq!(r.attrs[1].flags, MAND | uapi::UVERBS_ATTR_F_VALID_OUTPUT);
+    assert_eq!(r.attrs[0].flags, MAND, "inputs are not marked");
+    // An unknown optional attribute is ignored, an unknown mandatory one refused.
+    let mut a = good.to_vec();
+    a.push(attr(0x20, 8, 0, 0));
+    RawIoctl::new(dev, qport, &a).run(&file).unwrap();
+    a[2].flags = MAND;
+    assert_eq!(
+        RawIoctl::new(dev, qport, &a).run(&file),
+        Err(Errno::EPROTONOSUPPORT)
+    );
+    // Duplicates, missing mandatory attributes, bad lengths and reserved bits.
+    assert_eq!(
+        RawIoctl::new(dev, qport, &[good[0], good[0], good[1]]).run(&file),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        RawIoctl::new(dev, qport, &good[1..]).run(&file),
+        Err(Errno::EINVAL)
+    );
+    let mut a = good;
+    a[0].len = 4;
+    assert_eq!(RawIoctl::new(dev, qport, &a).run(&file), Err(Errno::EINVAL));
+    let mut a = good;
+    a[1].len = 40;
+    assert_eq!(RawIoctl::new(dev, qport, &a).run(&file), Err(Errno::EINVAL));
+    let mut a = good;
+    a[0].attr_data = 1;
+    assert_eq!(RawIoctl::new(dev, qport, &a).run(&file), Err(Errno::EINVAL));
+    // A longer output is zero-filled (a struct with zero_trailing).
+    let mut big = [0xffu8; 64];
+    let mut a = good;
+    a[1] = attr(
+        uapi::UVERBS_ATTR_QUERY_PORT_RESP,
+        64,
+        MAND,
+        big.as_mut_ptr() as u64,
+    );
+    RawIoctl::new(dev, qport, &a).run(&file).unwrap();
+    assert_eq!(big[48..], [0u8; 16]);
+    assert_eq!(big[26], caps::PORT_ACTIVE); // ib_uverbs_query_port_resp.state
+                                            // Bad port, bad output pointer.
+    let mut a = good;
+    a[0].data = 2;
+    assert_eq!(RawIoctl::new(dev, qport, &a).run(&file), Err(Errno::EINVAL));
+    let mut a = good;
+    a[0].data = 256;
+    assert_eq!(RawIoctl::new(dev, qport, &a).run(&file), Err(Errno::EINVAL));
+    let mut a = good;
+    a[1].data = 16;
+    assert_eq!(RawIoctl::new(dev, qport, &a).run(&file), Err(Errno::EFAULT));
+    // Object handles: none (ENOENT), another type (EINVAL), a negative one (EINVAL).
+    let pd = alloc_pd(&ctx);
+    let destroy = |h: u64, obj: u16, method: u16| {
+        RawIoctl::new(obj, method, &[attr(0, 0, MAND, h)]).run(&file)
+    };
+    assert_eq!(
+        destroy(77, uapi::UVERBS_OBJECT_MR, uapi::UVERBS_METHOD_MR_DESTROY),
+        Err(Errno::ENOENT)
+    );
+    assert_eq!(
+        destroy(
+            u64::from(pd),
+            uapi::UVERBS_OBJECT_MR,
+            uapi::UVERBS_METHOD_MR_DESTROY
+        ),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        destroy(
+            u64::MAX,
+            uapi::UVERBS_OBJECT_PD,
+            uapi::UVERBS_METHOD_PD_DESTROY
+        ),
+        Err(Errno::EINVAL)
+    );
+    let mut r = RawIoctl::new(
+        uapi::UVERBS_OBJECT_PD,
+        uapi::UVERBS_METHOD_PD_DESTROY,
+        &[attr(0, 4, MAND, u64::from(pd))],
+    );
+    assert_eq!(
+        r.run(&file),
+        Err(Errno::EINVAL),
+        "object attributes have no length"
+    );
+    destroy(
+        u64::from(pd),
+        uapi::UVERBS_OBJECT_PD,
+        uapi::UVERBS_METHOD_PD_DESTROY,
+    )
+    .unwrap();
+    assert_eq!(
+        destroy(
+            u64::from(pd),
+            uapi::UVERBS_OBJECT_PD,
+            uapi::UVERBS_METHOD_PD_DESTROY
+        ),
+        Err(Errno::ENOENT)
+    );
+    // Memory windows are not on this model: no MW methods.
+    assert_eq!(
+        destroy(0, uapi::UVERBS_OBJECT_MW, uapi::UVERBS_METHOD_MW_DESTROY),
+        Err(Errno::EPROTONOSUPPORT)
+    );
+}
+
+#[test]
+fn invoke_write_probe_and_get_context() {
+    let model = Mlx5Model::new().unwrap();
+    let file = model.open();
+    // The probe: INVOKE_WRITE of QUERY_DEVICE without its core attributes is ENOSPC.
+    let probe = [attr(
+        uapi::UVERBS_ATTR_WRITE_CMD,
+        8,
+        MAND,
+        u64::from(uapi::IB_USER_VERBS_CMD_QUERY_DEVICE),
+    )];
+    let mut r = RawIoctl::new(
+        uapi::UVERBS_OBJECT_DEVICE,
+        uapi::UVERBS_METHOD_INVOKE_WRITE,
+        &probe,
+    );
+    assert_eq!(r.run(&file), Err(Errno::ENOSPC));
+    let bad = [attr(uapi::UVERBS_ATTR_WRITE_CMD, 8, MAND, 0x4000_0001)];
+    let mut r = RawIoctl::new(
+        uapi::UVERBS_OBJECT_DEVICE,
+        uapi::UVERBS_METHOD_INVOKE_WRITE,
+        &bad,
+    );
+    assert_eq!(r.run(&file), Err(Errno::EINVAL));
+    let unknown = [attr(uapi::UVERBS_ATTR_WRITE_CMD, 8, MAND, 200)];
+    let mut r = RawIoctl::new(
+        uapi::UVERBS_OBJECT_DEVICE,
+        uapi::UVERBS_METHOD_INVOKE_WRITE,
+        &unknown,
+    );
+    assert_eq!(r.run(&file), Err(Errno::EOPNOTSUPP));
+
+    // GET_CONTEXT by ioctl, with rdma-core's request.
+    let req = crate::mlx5::Mlx5Context::request();
+    let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
+    let mut ncv = 0u32;
+    let mut core = 0u64;
+    let attrs = [
+        attr(
+            uapi::UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS,
+            4,
+            MAND,
+            std::ptr::addr_of_mut!(ncv) as u64,
+        ),
+        attr(
+            uapi::UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT,
+            8,
+            0,
+            std::ptr::addr_of_mut!(core) as u64,
+        ),
+        attr(
+            uapi::UVERBS_ATTR_UHW_IN,
+            32,
+            0,
+            req.as_bytes().as_ptr() as u64,
+        ),
+        attr(
+            uapi::UVERBS_ATTR_UHW_OUT,
+            72,
+            0,
+            resp.as_mut_bytes().as_mut_ptr() as u64,
+        ),
+    ];
+    let mut r = RawIoctl::new(
+        uapi::UVERBS_OBJECT_DEVICE,
+        uapi::UVERBS_METHOD_GET_CONTEXT,
+        &attrs,
+    );
+    r.run(&file).unwrap();
+    assert_eq!(ncv, 8);
+    assert_eq!(core, uapi::IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS);
+    assert!(r.attrs[..4]
+        .iter()
+        .all(|a| a.attr_id == uapi::UVERBS_ATTR_UHW_IN
+            || a.flags & uapi::UVERBS_ATTR_F_VALID_OUTPUT != 0));
+    assert_eq!(resp.tot_bfregs, 16);
+    assert_eq!(resp.bf_reg_size, 512);
+    assert_eq!(resp.cqe_version, 1);
+    assert_eq!(resp.response_length, 72);
+    assert_eq!(resp.num_ports, 1);
+    assert_eq!(resp.log_uar_size, 12);
+    assert_eq!(
+        resp.num_uars_per_page as usize,
+        crate::sys::page_size() / 4096
+    );
+    assert_eq!(resp.cache_line_size, 64);
+    assert_eq!(resp.eth_min_inline, uapi::MLX5_USER_INLINE_MODE_NONE);
+    assert_ne!(
+        resp.cmds_supp_uhw & uapi::MLX5_USER_CMDS_SUPP_UHW_CREATE_AH,
+        0
+    );
+    assert_eq!(
+        (resp.max_send_wqebb, resp.max_recv_wr, resp.max_srq_recv_wr),
+        (32768, 32768, 32768)
+    );
+    // One context per file (this one follows the kernel's rule).
+    assert_eq!(
+        RawIoctl::new(
+            uapi::UVERBS_OBJECT_DEVICE,
+            uapi::UVERBS_METHOD_GET_CONTEXT,
+            &attrs
+        )
+        .run(&file),
+        Err(Errno::EINVAL)
+    );
+    // The async event file.
+    let fd_attr = [attr(
+        uapi::UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE,
+        0,
+        MAND,
+        0,
+    )];
+    let mut r = RawIoctl::new(
+        uapi::UVERBS_OBJECT_ASYNC_EVENT,
+        uapi::UVERBS_METHOD_ASYNC_EVENT_ALLOC,
+        &fd_attr,
+    );
+    r.run(&file).unwrap();
+    // SAFETY: the command succeeded, so the attribute holds a descriptor made for us.
+    let async_fd = unsafe { OwnedFd::from_raw_fd(r.attrs[0].data as i32) };
+    assert_eq!(
+        crate::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
+        None
+    );
+    model.set_port_active(false);
+    let ev = crate::event::read_async_event(async_fd.as_fd(), Some(Duration::from_secs(5)))
+        .unwrap()
+        .unwrap();
+    assert_eq!((ev.element, ev.event_type), (1, 10)); // port 1, IB_EVENT_PORT_ERR
+    model.set_port_active(true);
+    let ev = crate::event::read_async_event(async_fd.as_fd(), Some(Duration::from_secs(5)))
+        .unwrap()
+        .unwrap();
+    assert_eq!((ev.element, ev.event_type), (1, 9)); // IB_EVENT_PORT_ACTIVE
+
+    // Requests the kernel refuses.
+    type Change = fn(&mut uapi::mlx5_ib_alloc_ucontext_req_v2);
+    let cases: [(Change, Errno); 6] = [
+        (|r| r.flags = 2, Errno::EOPNOTSUPP),
+        (|r| r.comp_mask = 1, Errno::EOPNOTSUPP),
+        (
+            |r| r.flags = uapi::MLX5_IB_ALLOC_UCTX_DEVX,
+            Errno::EOPNOTSUPP,
+        ),
+        (|r| r.total_num_bfregs = 0, Errno::EINVAL),
+        (|r| r.total_num_bfregs = 1024, Errno::ENOMEM),
+        (|r| r.num_low_latency_bfregs = 16, Errno::EINVAL),
+    ];
+    for (change, e) in cases {
+        let f = model.open();
+        let mut q = crate::mlx5::Mlx5Context::request();
+        change(&mut q);
+        let attrs = [attr(
+            uapi::UVERBS_ATTR_UHW_IN,
+            32,
+            0,
+            q.as_bytes().as_ptr() as u64,
+        )];
+        let mut r = RawIoctl::new(
+            uapi::UVERBS_OBJECT_DEVICE,
+            uapi::UVERBS_METHOD_GET_CONTEXT,
+            &attrs,
+        );
+        assert_eq!(r.run(&f), Err(e), "{q:?}");
+    }
+    // Too short a request.
+    let f = model.open();
+    let attrs = [attr(
+        uapi::UVERBS_ATTR_UHW_IN,
+        12,
+        0,
+        req.as_bytes().as_ptr() as u64,
+    )];
+    assert_eq!(
+        RawIoctl::new(
+            uapi::UVERBS_OBJECT_DEVICE,
+            uapi::UVERBS_METHOD_GET_CONTEXT,
+            &attrs
+        )
+        .run(&f),
+        Err(Errno::EINVAL)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write commands.
+
+fn write(file: &crate::sys::ModelRef, bytes: &[u8]) -> std::result::Result<usize, Errno> {
+    // SAFETY: every response pointer the tests put in a command points to a live buffer of the
+    // announced size (or is meant to be rejected).
+    unsafe { file.0.write(bytes) }
+}
+
+fn legacy(command: u32, req: &[u8], out_words: u16) -> Vec<u8> {
+    let hdr = uapi::ib_uverbs_cmd_hdr {
+        command,
+        in_words: ((8 + req.len()) / 4) as u16,
+        out_words,
+    };
+    let mut v = hdr.as_bytes().to_vec();
+    v.extend_from_slice(req);
+    v
+}
+
+#[test]
+fn write_commands_are_checked() {
+    let model = Mlx5Model::new().unwrap();
+    let file = model.open();
+    assert_eq!(write(&file, &[0u8; 4]), Err(Errno::EINVAL));
+    // GET_CONTEXT with the driver request after the core one, the async fd in the response.
+    let mut out = [0u8; 8 + 72];
+    let mut req = (out.as_mut_ptr() as u64).to_ne_bytes().to_vec();
+    req.extend_from_slice(crate::mlx5::Mlx5Context::request().as_bytes());
+    let cmd = legacy(uapi::IB_USER_VERBS_CMD_GET_CONTEXT, &req, 20);
+    assert_eq!(write(&file, &cmd), Ok(cmd.len()));
+    let resp = uapi::ib_uverbs_get_context_resp::read_from_bytes(&out[..8]).unwrap();
+    assert_eq!(resp.num_comp_vectors, 8);
+    // SAFETY: the command succeeded, so `async_fd` was made for us.
+    let async_fd = unsafe { OwnedFd::from_raw_fd(resp.async_fd as i32) };
+    assert_eq!(
+        crate::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
+        None
+    );
+    let drv = uapi::mlx5_ib_alloc_ucontext_resp::read_from_bytes(&out[8..]).unwrap();
+    assert_eq!((drv.tot_bfregs, drv.cqe_version), (16, 1));
+    // Length checks: in_words must match, core sizes must fit.
+    let mut bad = cmd.clone();
+    bad[4] += 1;
+    assert_eq!(write(&file, &bad), Err(Errno::EINVAL));
+    let qd = legacy(uapi::IB_USER_VERBS_CMD_QUERY_DEVICE, &0u64.to_ne_bytes(), 2);
+    assert_eq!(write(&file, &qd), Err(Errno::ENOSPC));
+    let mut out = uapi::ib_uverbs_query_device_resp::new_zeroed();
+    let qd = legacy(
+        uapi::IB_USER_VERBS_CMD_QUERY_DEVICE,
+        &(out.as_mut_bytes().as_mut_ptr() as u64).to_ne_bytes(),
+        44,
+    );
+    assert_eq!(write(&file, &qd), Ok(16));
+    assert_eq!(
+        (out.vendor_id, out.vendor_part_id, out.max_mw),
+        (0x02c9, 4125, 0)
+    );
+    // A bad response pointer.
+    let qd = legacy(
+        uapi::IB_USER_VERBS_CMD_QUERY_DEVICE,
+        &16u64.to_ne_bytes(),
+        44,
+    );
+    assert_eq!(write(&file, &qd), Err(Errno::EFAULT));
+    // Non-zero bytes after a request without driver data.
+    let mut q = 0u64.to_ne_bytes().to_vec();
+    q.extend_from_slice(&[1, 0, 0, 0]);
+    assert_eq!(
+        write(&file, &legacy(uapi::IB_USER_VERBS_CMD_QUERY_DEVICE, &q, 44)),
+        Err(Errno::EOPNOTSUPP)
+    );
+    // Unknown and unsupported commands, bad command bits.
+    assert_eq!(write(&file, &legacy(200, &[], 0)), Err(Errno::EOPNOTSUPP));
+    assert_eq!(
+        write(&file, &legacy(uapi::IB_USER_VERBS_CMD_POLL_CQ, &[0; 16], 0)),
+        Err(Errno::EOPNOTSUPP)
+    );
+    assert_eq!(
+        write(
+            &file,
+            &legacy(uapi::IB_USER_VERBS_CMD_ALLOC_MW, &[0; 16], 2)
+        ),
+        Err(Errno::EOPNOTSUPP)
+    );
+    assert_eq!(write(&file, &legacy(0x100, &[], 0)), Err(Errno::EINVAL));
+    // Extended header checks.
+    let ex = |in_words: u16, out_words: u16, response: u64, reserved: u32, body: &[u8]| {
+        let hdr = uapi::ib_uverbs_cmd_hdr {
+            command: uapi::IB_USER_VERBS_EX_CMD_QUERY_DEVICE
+                | uapi::IB_USER_VERBS_CMD_FLAG_EXTENDED,
+            in_words,
+            out_words,
+        };
+        let exh = uapi::ib_uverbs_ex_cmd_hdr {
+            response,
+            provider_in_words: 0,
+            provider_out_words: 0,
+            cmd_hdr_reserved: reserved,
+        };
+        let mut v = hdr.as_bytes().to_vec();
+        v.extend_from_slice(exh.as_bytes());
+        v.extend_from_slice(body);
+        v
+    };
+    let mut resp = uapi::ib_uverbs_ex_query_device_resp::new_zeroed();
+    let rp = resp.as_mut_bytes().as_mut_ptr() as u64;
+    let words = (std::mem::size_of_val(&resp) / 8) as u16;
+    assert_eq!(write(&file, &ex(1, words, rp, 0, &[0; 8])), Ok(32));
+    assert_eq!(resp.response_length as usize, std::mem::size_of_val(&resp));
+    assert_eq!(resp.base.max_qp, 1 << 17);
+    assert_eq!(
+        write(&file, &ex(2, words, rp, 0, &[0; 8])),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        write(&file, &ex(1, words, rp, 1, &[0; 8])),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(write(&file, &ex(1, 0, rp, 0, &[0; 8])), Err(Errno::EINVAL));
+    assert_eq!(write(&file, &ex(1, 2, rp, 0, &[0; 8])), Err(Errno::ENOSPC));
+    assert_eq!(
+        write(&file, &ex(1, words, 0, 0, &[0; 8])),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        write(&file, &ex(1, words, rp, 0, &[1, 0, 0, 0, 0, 0, 0, 0])),
+        Err(Errno::EINVAL)
+    );
+    assert!(model.stats().failed > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The verbs through the production code, on every command path.
+
+#[test]
+fn queries_on_every_path() {
+    for (ioctl, path) in PATHS {
+        let model = Mlx5Model::with_config(ModelConfig {
+            ioctl,
+            ..ModelConfig::default()
+        })
+        .unwrap();
+        let ctx = open(&model, path);
+        assert_eq!(ctx.num_comp_vectors(), 8, "{ioctl:?} {path:?}");
+        let dev = ctx.query_device().unwrap();
+        assert!(dev.extended);
+        let b = dev.resp.base;
+        assert_eq!(
+            (b.vendor_id, b.vendor_part_id, b.fw_ver),
+            (0x02c9, 4125, caps::FW_VER)
+        );
+        assert_eq!(
+            <crate::mlx5::Mlx5Context as crate::provider::ProviderContext>::format_fw_ver(b.fw_ver),
+            "22.36.1010"
+        );
+        assert_eq!(
+            (b.max_qp, b.max_qp_wr, b.max_sge, b.max_cq, b.max_cqe),
+            (1 << 17, 32768, 30, 1 << 24, 4194303)
+        );
+        assert_eq!(
+            (b.max_mw, b.atomic_cap, b.phys_port_cnt, b.max_qp_rd_atom),
+            (0, 1, 1, 16)
+        );
+        assert_eq!((b.max_srq_wr, b.max_srq_sge), (32767, 31));
+        assert_eq!(u64::from_be(b.node_guid), DEFAULT_NODE_GUID);
+        assert_eq!(ctx.info().node_guid().unwrap(), DEFAULT_NODE_GUID);
+        let port = ctx.query_port(1).unwrap().legacy_resp;
+        assert_eq!(
+            (port.state, port.max_mtu, port.active_mtu, port.link_layer),
+            (4, 5, 5, 2)
+        );
+        assert_eq!(
+            (port.gid_tbl_len, port.port_cap_flags, port.phys_state),
+            (255, 0x0401_0000, 5)
+        );
+        assert_eq!(errno(ctx.query_port(2).unwrap_err()), Errno::EINVAL);
+        let gids = ctx.query_gid_table(16).unwrap();
+        assert_eq!(gids.len(), 2, "{ioctl:?} {path:?}");
+        let g1 = gids[1];
+        assert_eq!(
+            (g1.gid_index, g1.port_num, g1.gid_type),
+            (1, 1, uapi::IB_UVERBS_GID_TYPE_ROCE_V2)
+        );
+        assert_eq!(g1.gid.as_bytes(), &ModelConfig::default().gids[1]);
+        assert_eq!(g1.netdev_ifindex, gids[0].netdev_ifindex);
+        let e = ctx.query_gid_entry(1, 1).unwrap().unwrap();
+        assert_eq!(e.gid, g1.gid);
+        assert!(ctx.query_gid_entry(1, 7).unwrap().is_none());
+        model.set_port_active(false);
+        assert_eq!(ctx.query_port(1).unwrap().legacy_resp.state, 1);
+        let ev = ctx
+            .read_async_event(Some(Duration::from_secs(5)))
+            .unwrap()
+            .unwrap();
+        assert_eq!((ev.element, ev.event_type), (1, 10));
+    }
+}
+
+#[test]
+fn pds_and_mrs() {
+    for (ioctl, path) in PATHS {
+        let model = Mlx5Model::with_config(ModelConfig {
+            ioctl,
+            ..ModelConfig::default()
+        })
+        .unwrap();
+        let ctx = open(&model, path);
+        let mut pd_resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
+        let pd = ctx.alloc_pd(pd_resp.as_mut_bytes()).unwrap();
+        assert_ne!(pd_resp.pdn, 0);
+        // mlx5 needs room for its answer.
+        assert_eq!(errno(ctx.alloc_pd(&mut []).unwrap_err()), Errno::EFAULT);
+        let mem = pages(4);
+        let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
+        let a = mem.as_ptr() as u64;
+        let keys = ctx.reg_mr(pd, a, 4 * 4096, a, rw).unwrap();
+        assert_eq!(keys.lkey, keys.rkey);
+        assert_ne!(keys.lkey, 0x100);
+        let keys2 = ctx.reg_mr(pd, a + 16, 100, 0x1000_0010, rw).unwrap();
+        assert_ne!(keys2.lkey, keys.lkey);
+        // The kernel's refusals.
+        let e = |r: crate::Result<crate::verbs::MrKeys>| errno(r.unwrap_err());
+        assert_eq!(e(ctx.reg_mr(pd, 0x1000, 4096, 0x1000, rw)), Errno::EFAULT);
+        assert_eq!(e(ctx.reg_mr(pd, a, 0, a, rw)), Errno::EINVAL);
+        assert_eq!(e(ctx.reg_mr(pd, a, 4096, a + 1, rw)), Errno::EINVAL);
+        assert_eq!(
+            e(ctx.reg_mr(pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_REMOTE_WRITE)),
+            Errno::EINVAL
+        );
+        assert_eq!(e(ctx.reg_mr(pd, a, 4096, a, 1 << 15)), Errno::EINVAL);
+        assert_eq!(
+            e(ctx.reg_mr(pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_ON_DEMAND)),
+            Errno::EOPNOTSUPP
+        );
+        assert_eq!(e(ctx.reg_mr(pd + 100, a, 4096, a, rw)), Errno::EINVAL);
+        assert_eq!(e(ctx.reg_mr(pd, a, 5 * 4096, a, rw)), Errno::EFAULT);
+        let code = pds_and_mrs as *const () as usize as u64;
+        assert_eq!(e(ctx.reg_mr(pd, code, 64, code, rw)), Errno::EFAULT);
+        ctx.reg_mr(pd, code, 64, code, 0).unwrap();
+        assert!(matches!(
+            ctx.alloc_mw(pd, 2),
+            Err(Error::Unsupported { .. })
+        ));
+        // The PD is busy while its MRs exist.
+        assert_eq!(errno(ctx.dealloc_pd(pd).unwrap_err()), Errno::EBUSY);
+        ctx.dereg_mr(keys.handle).unwrap();
+        assert_eq!(errno(ctx.dereg_mr(keys.handle).unwrap_err()), Errno::ENOENT);
+        assert_eq!(errno(ctx.dereg_mr(pd).unwrap_err()), Errno::EINVAL);
+        assert_eq!(model.stats().mrs, 2);
+        drop(ctx);
+        // Closing the file releases what was left.
+        let s = model.stats();
+        assert_eq!(
+            (s.pds, s.mrs, s.contexts, s.files),
+            (0, 0, 0, 0),
+            "{ioctl:?} {path:?}"
+        );
+    }
+}
+
+#[test]
+fn cqs_channels_and_events() {
+    for (ioctl, path) in PATHS {
+        let (model, rec) = recorded(ModelConfig {
+            ioctl,
+            ..ModelConfig::default()
+        });
+        let ctx = open(&model, path);
+        let chan = ctx.create_comp_channel().unwrap();
+        let mem = CqMem::new(15);
+        let (h, cqe, cqn) = create_cq(&ctx, &mem, Some(chan.as_fd()), 0xc0ffee).unwrap();
+        assert_eq!(cqe, 15);
+        let d = *rec.cqs.lock().unwrap().last().unwrap();
+        assert_eq!((d.cqn, d.ncqe, d.cqe_size, d.cqe_version), (cqn, 16, 64, 1));
+        assert_eq!(
+            (d.buf, d.dbrec),
+            (mem.buf.as_ptr() as usize, mem.db.as_ptr() as usize)
+        );
+        // Two completion events; the user reads one; destroy drops the other.
+        model.dev.events.completion(cqn);
+        model.dev.events.completion(cqn);
+        assert_eq!(
+            crate::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
+            Some(0xc0ffee)
+        );
+        assert_eq!(ctx.destroy_cq(h).unwrap(), (1, 0), "{ioctl:?} {path:?}");
+        assert_eq!(
+            crate::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
+            None
+        );
+        // Refusals.
+        let e = |cmd: uapi::mlx5_ib_create_cq, cqe: u32| {
+            let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
+            errno(
+                ctx.create_cq_with_udata(cqe, 0, 0, None, cmd.as_bytes(), resp.as_mut_bytes())
+                    .unwrap_err(),
+            )
+        };
+        let good = mem.cmd();
+        let mut c = good;
+        c.cqe_size = 32;
+        assert_eq!(e(c, 15), Errno::EINVAL);
+        let mut c = good;
+        c.buf_addr = 0x1000;
+        assert_eq!(e(c, 15), Errno::EFAULT);
+        let mut c = good;
+        c.db_addr = 0x1000;
+        assert_eq!(e(c, 15), Errno::EFAULT);
+        let mut c = good;
+        c.db_addr += 4;
+        assert_eq!(e(c, 15), Errno::EINVAL);
+        let mut c = good;
+        c.buf_addr += 32;
+        assert_eq!(e(c, 15), Errno::EINVAL);
+        let mut c = good;
+        c.cqe_comp_en = 1;
+        assert_eq!(e(c, 15), Errno::EOPNOTSUPP);
+        let mut c = good;
+        c.flags = uapi::MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX;
+        assert_eq!(e(c, 15), Errno::EINVAL);
+        let mut c = good;
+        c.reserved1 = 1;
+        assert_eq!(e(c, 15), Errno::EINVAL);
+        assert_eq!(
+            e(good, 64),
+            Errno::EFAULT,
+            "a buffer too small for the entries"
+        );
+        assert_eq!(e(good, 1 << 22), Errno::EINVAL);
+        let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
+        assert_eq!(
+            errno(
+                ctx.create_cq_with_udata(15, 0, 8, None, good.as_bytes(), resp.as_mut_bytes())
+                    .unwrap_err()
+            ),
+            Errno::EINVAL,
+            "comp_vector"
+        );
+        assert_eq!(
+            errno(
+                ctx.create_cq_with_udata(
+                    15,
+                    0,
+                    0,
+                    None,
+                    &good.as_bytes()[..16],
+                    resp.as_mut_bytes()
+                )
+                .unwrap_err()
+            ),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            errno(
+                ctx.create_cq_with_udata(15, 0, 0, None, good.as_bytes(), &mut [])
+                    .unwrap_err()
+            ),
+            Errno::EFAULT,
+            "no room for the CQ number"
+        );
+        let not_a_channel = ctx.async_fd();
+        assert_eq!(
+            errno(
+                ctx.create_cq_with_udata(
+                    15,
+                    0,
+                    0,
+                    Some(not_a_channel),
+                    good.as_bytes(),
+                    resp.as_mut_bytes()
+                )
+                .unwrap_err()
+            ),
+            Errno::EBADF
+        );
+        assert_eq!(model.stats().cqs, 0);
+        // An async event of a CQ reaches the context's event file with the CQ's handle.
+        let (h, _, cqn) = create_cq(&ctx, &mem, None, 0xabc).unwrap();
+        model.dev.events.async_event(0, hca::ObjectKind::Cq, cqn);
+        let ev = ctx
+            .read_async_event(Some(Duration::from_secs(1)))
+            .unwrap()
+            .unwrap();
+        assert_eq!((ev.element, ev.event_type), (0xabc, 0));
+        assert_eq!(ctx.destroy_cq(h).unwrap(), (0, 1));
+        // An unused channel the user closed is collected at the next creation.
+        drop(chan);
+        let c2 = ctx.create_comp_channel().unwrap();
+        assert_eq!(model.stats().event_files, 2, "{ioctl:?} {path:?}");
+        drop(c2);
+    }
+}
+
+#[test]
+fn qps_modify_query_and_destroy() {
+    for (ioctl, path) in PATHS {
+        let (model, rec) = recorded(ModelConfig {
+            ioctl,
+            ..ModelConfig::default()
+        });
+        let ctx = open(&model, path);
+        let pd = alloc_pd(&ctx);
+        let cqm = CqMem::new(63);
+        let (cq, _, cqn) = create_cq(&ctx, &cqm, None, 1).unwrap();
+        let qm = QpMem::new(16, 64);
+        let init = qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 16);
+        let (qp, resp) = create_qp(&ctx, &init, &qm.cmd(7)).unwrap();
+        // The first QP of a context gets the first high-class bfreg: index 24, on UAR 6.
+        assert_eq!(resp.bfreg_index, 24);
+        assert_eq!(qp.cap, init.cap);
+        let d = *rec.qps.lock().unwrap().last().unwrap();
+        let uar = rec.cqs.lock().unwrap().last().unwrap().uar;
+        assert_eq!(d.qpn, qp.qpn);
+        assert_eq!(d.bf_reg - uar, 6 * 4096 + 0x800);
+        assert_eq!(
+            (d.rq_wqe_cnt, d.rq_wqe_shift, d.sq_offset, d.sq_wqe_cnt),
+            (16, 5, 512, 64)
+        );
+        assert_eq!(
+            (d.send_cqn, d.recv_cqn, d.uidx, d.srqn, d.bf_buf_size),
+            (cqn, cqn, 7, None, 256)
+        );
+        // The CQ is busy while the QP uses it.
+        assert_eq!(errno(ctx.destroy_cq(cq).unwrap_err()), Errno::EBUSY);
+        // Invalid transitions and attributes.
+        let e = |mask: u32, f: fn(&mut uapi::ib_uverbs_modify_qp)| {
+            errno(modify(&ctx, qp.handle, mask, f).unwrap_err())
+        };
+        assert_eq!(e(m::STATE, |r| r.qp_state = qps::RTS), Errno::EINVAL);
+        assert_eq!(
+            e(m::STATE | m::PKEY_INDEX | m::PORT, |r| {
+                r.qp_state = qps::INIT;
+                r.port_num = 1;
+            }),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            e(m::STATE | m::PKEY_INDEX | m::PORT | m::ACCESS_FLAGS, |r| {
+                r.qp_state = qps::INIT;
+                r.port_num = 2;
+            }),
+            Errno::EINVAL
+        );
+        assert_eq!(e(m::STATE, |r| r.qp_state = 9), Errno::EINVAL);
+        assert_eq!(e(1 << 21, |_| ()), Errno::EOPNOTSUPP);
+        // RESET → RESET is nothing.
+        modify(&ctx, qp.handle, m::STATE, |r| r.qp_state = qps::RESET).unwrap();
+        connect_rc(&ctx, qp.handle, qp.qpn).unwrap();
+        let q = ctx.query_qp(qp.handle, 0).unwrap();
+        assert_eq!(
+            (q.qp_state, q.path_mtu, q.dest_qp_num, q.port_num),
+            (qps::RTS, 5, qp.qpn, 1)
+        );
+        assert_eq!(
+            (
+                q.timeout,
+                q.retry_cnt,
+                q.rnr_retry,
+                q.max_rd_atomic,
+                q.max_dest_rd_atomic
+            ),
+            (14, 7, 7, 1, 1)
+        );
+        assert_eq!(
+            q.qp_access_flags,
+            uapi::IB_UVERBS_ACCESS_REMOTE_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_READ
+        );
+        assert_eq!(
+            (q.dest.is_global, q.dest.sgid_index, q.dest.port_num),
+            (1, 1, 1)
+        );
+        assert_eq!(q.dest.dgid, ModelConfig::default().gids[1]);
+        assert_eq!((q.max_recv_wr, q.max_recv_sge, q.max_send_wr), (16, 2, 0));
+        // Access flags reach the HCA without remote reads before responder resources exist.
+        let mods = rec.modifies.lock().unwrap().clone();
+        assert_eq!(mods[0].1.access, uapi::IB_UVERBS_ACCESS_REMOTE_WRITE);
+        assert_eq!(
+            mods[1].1.access & uapi::IB_UVERBS_ACCESS_REMOTE_READ,
+            uapi::IB_UVERBS_ACCESS_REMOTE_READ
+        );
+        // RTS → ERR → RESET.
+        modify(&ctx, qp.handle, m::STATE, |r| r.qp_state = qps::ERR).unwrap();
+        assert_eq!(ctx.query_qp(qp.handle, 0).unwrap().qp_state, qps::ERR);
+        assert_eq!(
+            e(m::STATE | m::CUR_STATE, |r| {
+                r.qp_state = qps::RTS;
+                r.cur_qp_state = qps::SQE;
+            }),
+            Errno::EINVAL
+        );
+        modify(&ctx, qp.handle, m::STATE, |r| r.qp_state = qps::RESET).unwrap();
+        // A path needs a valid source GID.
+        modify(
+            &ctx,
+            qp.handle,
+            m::STATE | m::PKEY_INDEX | m::PORT | m::ACCESS_FLAGS,
+            |r| {
+                r.qp_state = qps::INIT;
+                r.port_num = 1;
+            },
+        )
+        .unwrap();
+        let rtr = m::STATE
+            | m::AV
+            | m::PATH_MTU
+            | m::DEST_QPN
+            | m::RQ_PSN
+            | m::MAX_DEST_RD_ATOMIC
+            | m::MIN_RNR_TIMER;
+        assert_eq!(
+            e(rtr, |r| {
+                r.qp_state = qps::RTR;
+                r.path_mtu = 5;
+                r.dest.is_global = 1;
+                r.dest.port_num = 1;
+                r.dest.sgid_index = 9;
+            }),
+            Errno::ENODATA
+        );
+        assert_eq!(
+            e(rtr, |r| {
+                r.qp_state = qps::RTR;
+                r.path_mtu = 5;
+                r.dest.is_global = 1;
+                r.dest.port_num = 1;
+                r.dest.sgid_index = 255;
+            }),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            e(rtr, |r| {
+                r.qp_state = qps::RTR;
+                r.path_mtu = 5;
+                r.dest.port_num = 1;
+            }),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            e(rtr, |r| {
+                r.qp_state = qps::RTR;
+                r.path_mtu = 6;
+                r.dest.is_global = 1;
+                r.dest.port_num = 1;
+            }),
+            Errno::EINVAL
+        );
+        // Creation refusals.
+        let ce = |init: &crate::verbs::QpInit, cmd: &uapi::mlx5_ib_create_qp| {
+            errno(create_qp(&ctx, init, cmd).unwrap_err())
+        };
+        assert_eq!(
+            ce(&init, &qm.cmd(0xff_ffff)),
+            Errno::EINVAL,
+            "cqe version 1 needs a user index"
+        );
+        assert_eq!(ce(&init, &qm.cmd(1 << 24)), Errno::EINVAL);
+        let mut c = qm.cmd(1);
+        c.rq_wqe_count = 8;
+        c.rq_wqe_shift = 6;
+        let mut i = init;
+        i.cap.max_recv_wr = 0;
+        assert_eq!(ce(&i, &c), Errno::EINVAL, "no RQ, yet RQ sizes");
+        let mut c = qm.cmd(1);
+        c.sq_wqe_count = 48;
+        assert_eq!(ce(&init, &c), Errno::EINVAL);
+        let mut c = qm.cmd(1);
+        c.flags = uapi::MLX5_QP_FLAG_BFREG_INDEX;
+        assert_eq!(ce(&init, &c), Errno::EINVAL);
+        let mut c = qm.cmd(1);
+        c.buf_addr = 0x1000;
+        assert_eq!(ce(&init, &c), Errno::EFAULT);
+        let mut c = qm.cmd(1);
+        c.db_addr = 0;
+        assert_eq!(ce(&init, &c), Errno::EFAULT);
+        assert_eq!(
+            errno(
+                ctx.create_qp_with_udata(&init, &qm.cmd(1).as_bytes()[..40], &mut [])
+                    .unwrap_err()
+            ),
+            Errno::EINVAL,
+            "udata too short"
+        );
+        let mut long = qm.cmd(1).as_bytes().to_vec();
+        long.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(
+            errno(ctx.create_qp_with_udata(&init, &long, &mut []).unwrap_err()),
+            Errno::EINVAL,
+            "non-zero bytes after the request"
+        );
+        let mut i = init;
+        i.qp_type = uapi::IB_UVERBS_QPT_RAW_PACKET;
+        assert!(matches!(
+            errno(create_qp(&ctx, &i, &qm.cmd(1)).unwrap_err()),
+            Errno::EOPNOTSUPP | Errno::EPERM
+        ));
+        let mut i = init;
+        i.pd = cq;
+        assert!(matches!(
+            errno(create_qp(&ctx, &i, &qm.cmd(1)).unwrap_err()),
+            Errno::EINVAL
+        ));
+        // A QP without a driver answer buffer is fine.
+        let c2 = ctx
+            .create_qp_with_udata(&init, qm.cmd(2).as_bytes(), &mut [])
+            .unwrap();
+        ctx.destroy_qp(c2.handle).unwrap();
+        // UD and multicast.
+        let ud = qp_init(pd, cq, uapi::IB_UVERBS_QPT_UD, 16);
+        let (udqp, _) = create_qp(&ctx, &ud, &qm.cmd(3)).unwrap();
+        let mgid = {
+            let mut g = [0u8; 16];
+            g[10] = 0xff;
+            g[11] = 0xff;
+            g[12..].copy_from_slice(&[239, 1, 2, 3]);
+            g
+        };
+        assert_eq!(
+            errno(ctx.attach_mcast(qp.handle, &mgid, 0).unwrap_err()),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            errno(
+                ctx.attach_mcast(udqp.handle, &ModelConfig::default().gids[1], 0)
+                    .unwrap_err()
+            ),
+            Errno::EINVAL
+        );
+        ctx.attach_mcast(udqp.handle, &mgid, 0).unwrap();
+        ctx.attach_mcast(udqp.handle, &mgid, 0).unwrap();
+        assert_eq!(
+            errno(ctx.destroy_qp(udqp.handle).unwrap_err()),
+            Errno::EBUSY
+        );
+        ctx.detach_mcast(udqp.handle, &mgid, 0).unwrap();
+        assert_eq!(
+            errno(ctx.detach_mcast(udqp.handle, &mgid, 0).unwrap_err()),
+            Errno::EINVAL
+        );
+        ctx.destroy_qp(udqp.handle).unwrap();
+        // An async event of the QP.
+        model.dev.events.async_event(3, hca::ObjectKind::Qp, qp.qpn);
+        let ev = ctx
+            .read_async_event(Some(Duration::from_secs(1)))
+            .unwrap()
+            .unwrap();
+        assert_eq!((ev.element, ev.event_type), (0x5150, 3));
+        assert_eq!(ctx.destroy_qp(qp.handle).unwrap(), 1);
+        assert_eq!(errno(ctx.destroy_qp(qp.handle).unwrap_err()), Errno::ENOENT);
+        ctx.destroy_cq(cq).unwrap();
+        ctx.dealloc_pd(pd).unwrap();
+        let s = model.stats();
+        assert_eq!((s.qps, s.cqs, s.pds), (0, 0, 0), "{ioctl:?} {path:?}");
+    }
+}
+
+#[test]
+fn srqs_and_ahs() {
+    for (ioctl, path) in PATHS {
+        let (model, rec) = recorded(ModelConfig {
+            ioctl,
+            ..ModelConfig::default()
+        });
+        let ctx = open(&model, path);
+        let pd = alloc_pd(&ctx);
+        let buf = pages(2);
+        let db = pages(1);
+        let mut cmd = uapi::mlx5_ib_create_srq::new_zeroed();
+        cmd.buf_addr = buf.as_ptr() as u64;
+        cmd.db_addr = db.as_ptr() as u64 + 64;
+        cmd.uidx = 9;
+        let init = crate::srq::SrqInit {
+            pd,
+            max_wr: 100,
+            max_sge: 2,
+            limit: 10,
+            user_handle: 0x5e,
+        };
+        let mut resp = uapi::mlx5_ib_create_srq_resp::new_zeroed();
+        let srq = ctx
+            .create_srq_with_udata(&init, cmd.as_bytes(), resp.as_mut_bytes())
+            .unwrap();
+        assert_eq!((srq.max_wr, srq.max_sge, srq.srqn), (127, 2, 0));
+        let d = *rec.srqs.lock().unwrap().last().unwrap();
+        assert_eq!(
+            (d.srqn, d.wqe_cnt, d.wqe_shift, d.uidx),
+            (resp.srqn, 128, 6, 9)
+        );
+        // The limit given at creation is not armed (ibv_create_srq ignores it).
+        assert_eq!(ctx.query_srq(srq.handle).unwrap().srq_limit, 0);
+        ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 5, &[])
+            .unwrap();
+        let q = ctx.query_srq(srq.handle).unwrap();
+        assert_eq!((q.max_wr, q.max_sge, q.srq_limit), (127, 2, 5));
+        assert_eq!(
+            errno(
+                ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 128, &[])
+                    .unwrap_err()
+            ),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            errno(
+                ctx.modify_srq(srq.handle, crate::srq::attr_mask::MAX_WR, 200, 0, &[])
+                    .unwrap_err()
+            ),
+            Errno::EINVAL
+        );
+        let mut big = init;
+        big.max_wr = 32768;
+        assert_eq!(
+            errno(
+                ctx.create_srq_with_udata(&big, cmd.as_bytes(), resp.as_mut_bytes())
+                    .unwrap_err()
+            ),
+            Errno::EINVAL
+        );
+        let mut c = cmd;
+        c.reserved0 = 1;
+        assert_eq!(
+            errno(
+                ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes())
+                    .unwrap_err()
+            ),
+            Errno::EINVAL
+        );
+        let mut c = cmd;
+        c.buf_addr = 0x2000;
+        assert_eq!(
+            errno(
+                ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes())
+                    .unwrap_err()
+            ),
+            Errno::EFAULT
+        );
+        // A QP on the SRQ has no RQ of its own and keeps the SRQ busy.
+        let cqm = CqMem::new(15);
+        let (cq, _, _) = create_cq(&ctx, &cqm, None, 1).unwrap();
+        let qm = QpMem::new(0, 16);
+        let mut qi = qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 8);
+        qi.srq = Some(srq.handle);
+        let (qp, _) = create_qp(&ctx, &qi, &qm.cmd(4)).unwrap();
+        assert_eq!((qp.cap.max_recv_wr, qp.cap.max_recv_sge), (0, 0));
+        assert_eq!(
+            rec.qps.lock().unwrap().last().unwrap().srqn,
+            Some(resp.srqn)
+        );
+        assert_eq!(
+            errno(ctx.destroy_srq(srq.handle).unwrap_err()),
+            Errno::EBUSY
+        );
+        ctx.destroy_qp(qp.handle).unwrap();
+        model
+            .dev
+            .events
+            .async_event(15, hca::ObjectKind::Srq, resp.srqn);
+        let ev = ctx
+            .read_async_event(Some(Duration::from_secs(1)))
+            .unwrap()
+            .unwrap();
+        assert_eq!((ev.element, ev.event_type), (0x5e, 15));
+        assert_eq!(ctx.destroy_srq(srq.handle).unwrap(), 1);
+
+        // Address handles: the destination MAC a neighbour table gives.
+        let ah = |dgid: [u8; 16], sgid: u8| -> crate::Result<[u8; 6]> {
+            let mut attr = uapi::ib_uverbs_ah_attr::new_zeroed();
+            attr.is_global = 1;
+            attr.port_num = 1;
+            attr.grh.dgid = dgid;
+            attr.grh.sgid_index = sgid;
+            let mut resp = uapi::mlx5_ib_create_ah_resp::new_zeroed();
+            let h = ctx.create_ah(pd, &attr, resp.as_mut_bytes())?;
+            assert_eq!(resp.response_length, 10);
+            ctx.destroy_ah(h)?;
+            Ok(resp.dmac)
+        };
+        let gids = ModelConfig::default().gids;
+        assert_eq!(ah(gids[1], 1).unwrap(), [0; 6]);
+        let mac = model.config().mac();
+        assert_eq!(ah(gids[0], 0).unwrap(), [0; 6], "own GID on lo");
+        let mut other = gids[0];
+        other[15] ^= 1;
+        let mut expect = mac;
+        expect[5] ^= 1;
+        assert_eq!(
+            ah(other, 0).unwrap(),
+            expect,
+            "link-local: the MAC inside the GID"
+        );
+        let mut v4 = gids[1];
+        v4[12..].copy_from_slice(&[10, 0, 0, 2]);
+        assert_eq!(ah(v4, 1).unwrap(), [2, 0, 10, 0, 0, 2]);
+        v4[12..].copy_from_slice(&[239, 129, 2, 3]);
+        assert_eq!(ah(v4, 1).unwrap(), [1, 0, 0x5e, 1, 2, 3]);
+        assert_eq!(errno(ah(gids[1], 7).unwrap_err()), Errno::ENODATA);
+        let mut attr = uapi::ib_uverbs_ah_attr::new_zeroed();
+        attr.port_num = 1;
+        let mut r = uapi::mlx5_ib_create_ah_resp::new_zeroed();
+        assert_eq!(
+            errno(ctx.create_ah(pd, &attr, r.as_mut_bytes()).unwrap_err()),
+            Errno::EINVAL,
+            "RoCE needs the GRH"
+        );
+        attr.is_global = 1;
+        assert_eq!(
+            errno(
+                ctx.create_ah(pd, &attr, &mut r.as_mut_bytes()[..8])
+                    .unwrap_err()
+            ),
+            Errno::EINVAL,
+            "mlx5 needs room for the MAC"
+        );
+        let h = ctx.create_ah(pd, &attr, r.as_mut_bytes()).unwrap();
+        assert_eq!(errno(ctx.dealloc_pd(pd).unwrap_err()), Errno::EBUSY);
+        ctx.destroy_ah(h).unwrap();
+        ctx.destroy_cq(cq).unwrap();
+        ctx.dealloc_pd(pd).unwrap();
+    }
+}
+
+#[test]
+fn uar_pages_are_shared_with_the_model() {
+    let model = Mlx5Model::new().unwrap();
+    let info = model.device_info();
+    let file = model_file(&info);
+    let page = crate::sys::page_size();
+    assert_eq!(
+        file.0.mmap(page, 0).unwrap_err().raw_os_error(),
+        Some(libc::EINVAL),
+        "no context"
+    );
+    let ctx = Context::open_with(&info, CommandPath::Auto).unwrap();
+    let file = context_file(&ctx);
+    let a = file.0.mmap(page, 7 * page as u64).unwrap();
+    let b = file.0.mmap(page, ((2u64 << 8) | 7) * page as u64).unwrap();
+    // SAFETY: both mappings are one page long and live; the test is their only user.
+    unsafe {
+        std::ptr::write_volatile(a.as_mut_ptr().add(0x800).cast::<u64>(), 0x1234);
+        assert_eq!(
+            std::ptr::read_volatile(b.as_ptr().add(0x800).cast::<u64>()),
+            0x1234
+        );
+    }
+    let e = |len: usize, off: u64| file.0.mmap(len, off).unwrap_err().raw_os_error();
+    assert_eq!(e(page, 8 * page as u64), Some(libc::EINVAL));
+    assert_eq!(e(2 * page, 0), Some(libc::EINVAL));
+    assert_eq!(
+        e(page, 5 << 8 << page.trailing_zeros()),
+        Some(libc::EOPNOTSUPP)
+    );
+    assert_eq!(e(page, 1 << 8 << page.trailing_zeros()), Some(libc::ENOSYS));
+    assert_eq!(e(page, 6 << 8 << page.trailing_zeros()), Some(libc::EINVAL));
+    assert_eq!(e(page, 100), Some(libc::EINVAL));
+    // Registering UAR memory is refused, as pinning device memory is.
+    let mut pd_resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
+    let pd = ctx.alloc_pd(pd_resp.as_mut_bytes()).unwrap();
+    let at = a.as_ptr() as u64;
+    assert_eq!(
+        errno(ctx.reg_mr(pd, at, 64, at, 0).unwrap_err()),
+        Errno::EFAULT
+    );
+}
+
+#[test]
+fn each_context_opens_its_own_file_and_files_close() {
+    let model = Mlx5Model::new().unwrap();
+    let root = model.sysfs_root().to_owned();
+    assert!(root
+        .join("class/infiniband/mlx5_0/ports/1/gids/254")
+        .exists());
+    let found =
+        crate::discover::devices_in(&root, std::path::Path::new("/dev/infiniband"), None).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        (found[0].name.as_str(), found[0].abi_version),
+        ("mlx5_0", 1)
+    );
+    let info = model.device_info();
+    assert_eq!(info.driver, crate::discover::Driver::Mlx5);
+    assert!(!info.devnode.exists());
+    {
+        let a = Context::open_with(&info, CommandPath::Auto).unwrap();
+        let b = Context::open_with(&info, CommandPath::LegacyWrite).unwrap();
+        let pa = alloc_pd(&a);
+        let pb = alloc_pd(&b);
+        assert_eq!((pa, pb), (pa, pb));
+        assert_eq!(model.stats().contexts, 2, "a context per opened file");
+        assert_eq!(model.stats().pds, 2);
+        drop(a);
+        assert_eq!(
+            model.stats().pds,
+            1,
+            "closing a context's file frees its objects"
+        );
+        let c = Context::open_with(&info, CommandPath::Auto).unwrap();
+        assert_eq!(model.stats().contexts, 2);
+        drop((b, c));
+    }
+    assert_eq!(model.stats().pds, 0);
+    assert_eq!(model.stats().contexts, 0);
+    drop(info);
+    assert_eq!(model.stats().files, 0);
+    // Each context opens a file of its own (the kernel allows one context per open file).
+    let info = model.device_info();
+    let a = Context::open_with(&info, CommandPath::Auto).unwrap();
+    let b = Context::open_with(&info, CommandPath::Auto).unwrap();
+    assert!(context_file(&a) != context_file(&b));
+    drop((a, b, info));
+    drop(model);
+    assert!(!root.exists(), "the sysfs tree goes with the device");
+}
+
+#[test]
+fn sysfs_gid_table_and_config() {
+    let mut cfg = ModelConfig {
+        name: "mlx5_7".into(),
+        node_guid: 0x0002_c903_00aa_bbcc,
+        mtu: 1024,
+        ..ModelConfig::default()
+    };
+    cfg.gids = ModelConfig::default_gids(cfg.node_guid);
+    cfg.gids.push([0; 16]);
+    cfg.gids
+        .push(std::net::Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, 5).octets());
+    let model = Mlx5Model::with_config(cfg).unwrap();
+    let ctx = open(&model, CommandPath::LegacyWrite);
+    let t = ctx.gid_table_from_sysfs(255).unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(t[2].gid_index, 3);
+    assert_eq!(
+        t[0].gid.as_bytes()[8..],
+        [0x02, 0x02, 0xc9, 0xff, 0xfe, 0xaa, 0xbb, 0xcc]
+    );
+    assert_eq!(ctx.query_port(1).unwrap().legacy_resp.active_mtu, 3);
+    assert_eq!(ctx.info().sysfs_attr("node_type").unwrap(), "1: CA");
+    assert_eq!(ctx.info().sysfs_attr("ports/1/state").unwrap(), "4: ACTIVE");
+    model.set_port_active(false);
+    assert_eq!(ctx.info().sysfs_attr("ports/1/state").unwrap(), "1: DOWN");
+    assert!(Mlx5Model::with_config(ModelConfig {
+        gids: vec![[1; 16]; 256],
+        ..ModelConfig::default()
+    })
+    .is_err());
+}
+
+#[test]
+fn rc_loopback_through_the_hca() {
+    // A QP connected to itself: an RDMA WRITE moves data and completes on the CQ, and an armed CQ
+    // raises a completion event on its channel.
+    let model = Mlx5Model::new().unwrap();
+    let ctx = open(&model, CommandPath::Auto);
+    let pd = alloc_pd(&ctx);
+    let chan = ctx.create_comp_channel().unwrap();
+    let cqm = CqMem::new(15);
+    for i in 0..cqm.ncqe as usize {
+        // SAFETY: the buffer holds `ncqe` 64-byte entries; op_own is the last byte of each.
+        unsafe { cqm.buf.as_ptr().cast_mut().add(i * 64 + 63).write(0xf0) };
+    }
+    let (cq, _, cqn) = create_cq(&ctx, &cqm, Some(chan.as_fd()), 0xfeed).unwrap();
+    let qm = QpMem::new(16, 16);
+    let (qp, resp) = create_qp(
+        &ctx,
+        &qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 16),
+        &qm.cmd(1),
+    )
+    .unwrap();
+    connect_rc(&ctx, qp.handle, qp.qpn).unwrap();
+    let mut mem = pages(1);
+    mem[..8].copy_from_slice(b"uverbs!!");
+    let a = mem.as_ptr() as u64;
+    let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
+    let mr = ctx.reg_mr(pd, a, 4096, a, rw).unwrap();
+    // One RDMA WRITE WQE: ctrl, raddr, data segment, at SQ index 0 (after the 512-byte RQ).
+    let sq = qm.buf.as_ptr() as usize + 512;
+    let mut wqe = [0u8; 48];
+    wqe[0..4].copy_from_slice(&0x08u32.to_be_bytes()); // index 0, opcode RDMA_WRITE
+    wqe[4..8].copy_from_slice(&((qp.qpn << 8) | 3).to_be_bytes()); // 3 16-byte segments
+    wqe[11] = 0x08; // CQ_UPDATE
+    wqe[16..24].copy_from_slice(&(a + 2048).to_be_bytes());
+    wqe[24..28].copy_from_slice(&mr.rkey.to_be_bytes());
+    wqe[32..36].copy_from_slice(&8u32.to_be_bytes());
+    wqe[36..40].copy_from_slice(&mr.lkey.to_be_bytes());
+    wqe[40..48].copy_from_slice(&a.to_be_bytes());
+    // Arm the CQ (sn 0, ci 0): doorbell record, then the UAR register.
+    let page = crate::sys::page_size();
+    let file = context_file(&ctx);
+    let uar0 = file.0.mmap(page, 0).unwrap();
+    let arm = 0u32; // sn 0, REQ_NOT (any completion), ci 0
+    let dbrec = cqm.db.as_ptr() as usize;
+    // SAFETY: the WQE goes into the SQ ring the QP owns; the doorbell records are 8-byte aligned
+    // words of pages owned by this test; the UAR mapping is one page, and the registers written
+    // are inside it.
+    unsafe {
+        std::ptr::copy_nonoverlapping(wqe.as_ptr(), sq as *mut u8, 48);
+        (*((dbrec + 4) as *const std::sync::atomic::AtomicU32))
+            .store(arm.to_be(), std::sync::atomic::Ordering::Release);
+        let v = (u64::from(arm) << 32) | u64::from(cqn);
+        std::ptr::write_volatile(uar0.as_mut_ptr().add(0x20).cast::<u64>(), v.to_be());
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        (*((qm.db.as_ptr() as usize + 4) as *const std::sync::atomic::AtomicU32))
+            .store(1u32.to_be(), std::sync::atomic::Ordering::Release);
+        let bf = file
+            .0
+            .mmap(page, u64::from(resp.bfreg_index / 4) * page as u64)
+            .unwrap();
+        let reg = bf
+            .as_mut_ptr()
+            .add(0x800 + (resp.bfreg_index as usize % 4) * 512);
+        std::ptr::write_volatile(
+            reg.cast::<u64>(),
+            u64::from_ne_bytes(wqe[..8].try_into().unwrap()),
+        );
+    }
+    let ev = crate::event::read_comp_event(chan.as_fd(), Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(ev, Some(0xfeed));
+    assert_eq!(&mem[2048..2056], b"uverbs!!");
+    // The CQE: requester, owner bit 0, wqe_counter 0, opcode RDMA_WRITE in sop_drop_qpn.
+    let op_own = cqm.buf[63];
+    assert_eq!(op_own >> 4, 0, "MLX5_CQE_REQ");
+    assert_eq!(
+        u32::from_be_bytes(cqm.buf[56..60].try_into().unwrap()) & 0xff_ffff,
+        qp.qpn
+    );
+    assert!(model.stats().hca.send_cqes >= 1);
+    ctx.destroy_qp(qp.handle).unwrap();
+    assert_eq!(ctx.destroy_cq(cq).unwrap(), (1, 0));
+    ctx.dereg_mr(mr.handle).unwrap();
+    ctx.dealloc_pd(pd).unwrap();
+}
+
+#[test]
+fn cqe_version_0_and_the_first_request_format() {
+    use super::kernel::{File, Udata};
+    use super::objects::{CqParams, FileState, QpParams};
+    for v0_request in [false, true] {
+        let model = Mlx5Model::new().unwrap();
+        let file = File::new(Arc::clone(&model.dev), false);
+        let mut st = FileState::default();
+        let mut req = crate::mlx5::Mlx5Context::request();
+        req.max_cqe_version = 0;
+        let req_bytes = if v0_request {
+            &req.as_bytes()[..8]
+        } else {
+            req.as_bytes()
+        };
+        let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
+        file.get_context(&mut st, &Udata::for_test(req_bytes, resp.as_mut_bytes()))
+            .unwrap();
+        assert_eq!(resp.cqe_version, 0);
+        let mut pdn = [0u8; 4];
+        let pd = file
+            .alloc_pd(&mut st, &Udata::for_test(&[], &mut pdn))
+            .unwrap();
+        let cqm = CqMem::new(7);
+        let p = CqParams {
+            cqe: 7,
+            user_handle: 0,
+            comp_vector: 0,
+            channel: None,
+            async_file: None,
+            flags: 0,
+        };
+        let mut cqn = [0u8; 4];
+        let (cq, _) = file
+            .create_cq(
+                &mut st,
+                &p,
+                &Udata::for_test(cqm.cmd().as_bytes(), &mut cqn),
+            )
+            .unwrap();
+        let mut flags = p;
+        flags.flags = uapi::IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION;
+        assert_eq!(
+            file.create_cq(
+                &mut st,
+                &flags,
+                &Udata::for_test(cqm.cmd().as_bytes(), &mut cqn)
+            ),
+            Err(Errno::EOPNOTSUPP)
+        );
+        let qm = QpMem::new(8, 8);
+        let qp = QpParams {
+            qp_type: uapi::IB_UVERBS_QPT_UC,
+            pd,
+            send_cq: cq,
+            recv_cq: cq,
+            srq: None,
+            cap: uapi::ib_uverbs_qp_cap {
+                max_send_wr: 8,
+                max_recv_wr: 8,
+                max_send_sge: 1,
+                max_recv_sge: 1,
+                max_inline_data: 0,
+            },
+            sq_sig_all: true,
+            user_handle: 0,
+            create_flags: 0,
+            async_file: None,
+        };
+        let mut out = uapi::mlx5_ib_create_qp_resp::new_zeroed();
+        // Version 0: no user index may be given.
+        assert_eq!(
+            file.create_qp(
+                &mut st,
+                &qp,
+                &Udata::for_test(qm.cmd(5).as_bytes(), out.as_mut_bytes())
+            ),
+            Err(Errno::EINVAL)
+        );
+        let (_, qpn, _) = file
+            .create_qp(
+                &mut st,
+                &qp,
+                &Udata::for_test(qm.cmd(objects::DEFAULT_UIDX).as_bytes(), out.as_mut_bytes()),
+            )
+            .unwrap();
+        assert!(qpn >= 0x100);
+        // The first request format has no bfreg classes: every QP rings the doorbell register.
+        let expect = if v0_request { 0 } else { 24 };
+        assert_eq!(out.bfreg_index, expect);
+        let mut bad = QpParams {
+            create_flags: 1 << 1,
+            ..qp
+        };
+        assert_eq!(
+            file.create_qp(
+                &mut st,
+                &bad,
+                &Udata::for_test(qm.cmd(objects::DEFAULT_UIDX).as_bytes(), out.as_mut_bytes())
+            ),
+            Err(Errno::EOPNOTSUPP)
+        );
+        bad.create_flags = 0;
+        bad.qp_type = uapi::IB_UVERBS_QPT_XRC_INI;
+        assert_eq!(
+            file.create_qp(
+                &mut st,
+                &bad,
+                &Udata::for_test(qm.cmd(objects::DEFAULT_UIDX).as_bytes(), out.as_mut_bytes())
+            ),
+            Err(Errno::EOPNOTSUPP)
+        );
+        file.close_all(&mut st);
+        assert_eq!(model.stats().qps, 0);
+    }
+}

@@ -1,0 +1,58 @@
+//! A software ConnectX (feature `mlx5-model`): the `mlx5_ib` kernel driver and the HCA, in this
+//! process, so that the mlx5 backend runs end to end on any machine.
+//!
+//! The model replaces only the kernel and the silicon. The mlx5 backend builds the same commands,
+//! rings, work-queue entries and doorbells for it as for a ConnectX; the model decodes the commands as
+//! `mlx5_ib` does, and an engine thread executes the WQEs as the hardware format says, between the
+//! model's queue pairs, and writes the CQEs. The test suite runs against it in `cargo test`.
+//!
+//! ```no_run
+//! # fn main() -> std::io::Result<()> {
+//! let model = uverbs::model::Mlx5Model::new()?;
+//! let devices = model.devices()?;
+//! let ctx = devices.iter().next().unwrap().open()?;
+//! let cq = ctx.create_cq(16, 0)?;
+//! # let _ = cq;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::io;
+
+use crate::device::DeviceList;
+
+pub use uverbs_drivers::mlx5::model::ModelConfig;
+
+/// One model device (one HCA with one RoCE port). Every clone is the same device; it lives as long as
+/// any clone, device list or context of it.
+#[derive(Debug, Clone)]
+pub struct Mlx5Model {
+    inner: uverbs_drivers::mlx5::model::Mlx5Model,
+}
+
+impl Mlx5Model {
+    /// A model device with the default configuration: `mlx5_0`, GID index 1 = `::ffff:127.0.0.1`
+    /// (RoCE v2), as rxe on `lo` has it.
+    pub fn new() -> io::Result<Mlx5Model> {
+        Ok(Mlx5Model {
+            inner: uverbs_drivers::mlx5::model::Mlx5Model::new()?,
+        })
+    }
+
+    /// A model device configured by `cfg`.
+    pub fn with_config(cfg: ModelConfig) -> io::Result<Mlx5Model> {
+        Ok(Mlx5Model {
+            inner: uverbs_drivers::mlx5::model::Mlx5Model::with_config(cfg)?,
+        })
+    }
+
+    /// The model's device, as a list like [`devices`](crate::devices) returns.
+    pub fn devices(&self) -> io::Result<DeviceList> {
+        DeviceList::from_infos(vec![self.inner.device_info()])
+    }
+
+    /// Takes the port down (`false`) or up (`true`); contexts get `PORT_ERR` / `PORT_ACTIVE`.
+    pub fn set_port_active(&self, active: bool) {
+        self.inner.set_port_active(active);
+    }
+}
