@@ -5,11 +5,13 @@ use std::io;
 use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::mlx5::ah::{AhLink, Mlx5Ah};
+use uverbs_drivers::mlx5::wqe::Av;
 use uverbs_drivers::provider::Backend;
 use uverbs_drivers::rxe::ah::RxeAh;
 use uverbs_drivers::uapi;
 
-use crate::attr::LinkLayer;
+use crate::attr::{GidType, LinkLayer};
 use crate::pd::{PdInner, ProtectionDomain};
 use crate::qp::AddressVector;
 
@@ -17,6 +19,7 @@ use crate::qp::AddressVector;
 #[derive(Debug)]
 enum AhImpl {
     Rxe(RxeAh),
+    Mlx5(Mlx5Ah),
 }
 
 /// An address handle (`ibv_ah`): a route to a port (or, with a multicast destination GID, to a
@@ -91,6 +94,21 @@ impl AddressHandle {
         let drv = &pd.inner.ctx.drv;
         let imp = match drv.backend() {
             Backend::Rxe(_) => AhImpl::Rxe(RxeAh::create(drv, pd.inner.handle, &attr)?),
+            Backend::Mlx5(_) => {
+                let ethernet = if av.port_num == 1 {
+                    pd.ctx.inner().port1.as_ref().map(|p| p.link_layer())
+                } else {
+                    Some(pd.ctx.query_port(av.port_num)?.link_layer())
+                } == Some(LinkLayer::Ethernet);
+                let roce_v2 = av.dgid.is_some()
+                    && pd.ctx.gid_table().iter().any(|e| {
+                        e.port_num == u32::from(av.port_num)
+                            && e.gid_index == u32::from(av.sgid_index)
+                            && e.kind() == GidType::RoceV2
+                    });
+                let link = AhLink { ethernet, roce_v2 };
+                AhImpl::Mlx5(Mlx5Ah::create(drv, pd.inner.handle, &attr, link)?)
+            }
             _ => {
                 return Err(Error::Unsupported {
                     verb: Verb::CreateAh,
@@ -114,6 +132,17 @@ impl AddressHandle {
     pub(crate) fn ah_num(&self) -> u32 {
         match &self.imp {
             AhImpl::Rxe(ah) => ah.ah_num(),
+            // mlx5 sends carry the address vector itself (`mlx5_av`); the number only has to be
+            // non-zero.
+            AhImpl::Mlx5(ah) => ah.handle().unwrap_or(0) | 1 << 31,
+        }
+    }
+
+    /// The address vector mlx5 UD sends through this handle carry.
+    pub(crate) fn mlx5_av(&self) -> Option<Av> {
+        match &self.imp {
+            AhImpl::Mlx5(ah) => Some(*ah.av()),
+            AhImpl::Rxe(_) => None,
         }
     }
 

@@ -14,7 +14,7 @@ use crate::context::{Context, Inner as CtxInner};
 #[derive(Debug)]
 pub(crate) struct ChannelInner {
     pub(crate) fd: OwnedFd,
-    _ctx: Arc<CtxInner>,
+    ctx: Arc<CtxInner>,
 }
 
 /// A completion channel (`ibv_comp_channel`): a file that becomes readable when a completion queue
@@ -36,13 +36,16 @@ impl CompletionChannel {
         Ok(CompletionChannel {
             inner: Arc::new(ChannelInner {
                 fd,
-                _ctx: Arc::clone(inner),
+                ctx: Arc::clone(inner),
             }),
         })
     }
 
     fn read_event(&self, timeout: Option<Duration>) -> io::Result<Option<isize>> {
-        Ok(event::read_comp_event(self.inner.fd.as_fd(), timeout)?.map(|id| id as isize))
+        // An mlx5 CQ's events carry a key of the context, which also acknowledges the event to the
+        // CQ (as `ibv_get_cq_event` does); an rxe CQ's carry its `id`.
+        Ok(event::read_comp_event(self.inner.fd.as_fd(), timeout)?
+            .map(|handle| self.inner.ctx.cq_events.completion(handle)))
     }
 
     /// Waits for the next event and returns the `id` of the completion queue it is for

@@ -1,8 +1,10 @@
 //! An open device: [`Context`].
 
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use uverbs_drivers::chan::CommandPath;
@@ -12,7 +14,7 @@ use uverbs_drivers::error::{Error, Verb};
 
 use crate::attr::{DeviceAttr, GidEntry, NodeType, PortAttr};
 use crate::channel::CompletionChannel;
-use crate::cq::CompletionQueue;
+use crate::cq::{CompletionQueue, CqImpl, CqInner};
 use crate::event::AsyncEvent;
 use crate::pd::ProtectionDomain;
 
@@ -33,6 +35,57 @@ pub(crate) struct Inner {
     /// Port 1 as it was when the context was opened: `ibverbs` takes the LID and the default path
     /// MTU from here.
     pub(crate) port1: Option<PortAttr>,
+    /// The mlx5 CQs by the user handle their events carry.
+    pub(crate) cq_events: CqEvents,
+}
+
+/// The completion queues whose events carry a key of the context instead of their `id` (mlx5):
+/// reading a completion event must reach the CQ (rdma-core's `ibv_get_cq_event` calls the
+/// provider's `cq_event`, which advances the arm sequence number), and the `id` a user gives is not
+/// unique. Completion and async events are translated back to the `id` here.
+#[derive(Debug, Default)]
+pub(crate) struct CqEvents {
+    next: AtomicU64,
+    map: Mutex<HashMap<u64, (isize, Weak<CqInner>)>>,
+}
+
+impl CqEvents {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (isize, Weak<CqInner>)>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A key no other CQ of the context has.
+    pub(crate) fn next_key(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn insert(&self, key: u64, id: isize, cq: &Arc<CqInner>) {
+        self.map().insert(key, (id, Arc::downgrade(cq)));
+    }
+
+    pub(crate) fn remove(&self, key: u64) {
+        self.map().remove(&key);
+    }
+
+    /// A completion event with user handle `key` was read: acknowledges it to the CQ and returns
+    /// the CQ's `id` (the handle itself when no CQ of this table has it: an rxe CQ's handle is its
+    /// `id`).
+    pub(crate) fn completion(&self, key: u64) -> isize {
+        let Some((id, cq)) = self.map().get(&key).cloned() else {
+            return key as isize;
+        };
+        if let Some(cq) = cq.upgrade() {
+            if let CqImpl::Mlx5(cq) = &cq.imp {
+                cq.event();
+            }
+        }
+        id
+    }
+
+    /// The `id` of the CQ whose events carry `key`, if this table has it.
+    pub(crate) fn id(&self, key: u64) -> Option<isize> {
+        self.map().get(&key).map(|(id, _)| *id)
+    }
 }
 
 impl Context {
@@ -49,6 +102,7 @@ impl Context {
                 drv: Arc::new(drv),
                 gid_table,
                 port1,
+                cq_events: CqEvents::default(),
             }),
         })
     }
@@ -176,11 +230,16 @@ impl Context {
     }
 
     fn read_async_event(&self, timeout: Option<Duration>) -> io::Result<Option<AsyncEvent>> {
-        Ok(self
-            .inner
-            .drv
-            .read_async_event(timeout)?
-            .map(AsyncEvent::from))
+        /// `IBV_EVENT_CQ_ERR`: the element is a CQ's user handle.
+        const CQ_ERR: u32 = 0;
+        Ok(self.inner.drv.read_async_event(timeout)?.map(|mut desc| {
+            if desc.event_type == CQ_ERR {
+                if let Some(id) = self.inner.cq_events.id(desc.element) {
+                    desc.element = id as u64;
+                }
+            }
+            AsyncEvent::from(desc)
+        }))
     }
 
     /// Waits for the next async event of the device (`ibv_get_async_event`): an error or state

@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::mlx5::cq::Mlx5Cq;
 use uverbs_drivers::provider::Backend;
 use uverbs_drivers::rxe::cq::RxeCq;
 
@@ -18,12 +19,14 @@ use crate::ibv::ibv_wc;
 #[derive(Debug)]
 pub(crate) enum CqImpl {
     Rxe(RxeCq),
+    Mlx5(Mlx5Cq),
 }
 
 impl CqImpl {
     pub(crate) fn handle(&self) -> u32 {
         match self {
             CqImpl::Rxe(cq) => cq.handle(),
+            CqImpl::Mlx5(cq) => cq.handle(),
         }
     }
 }
@@ -34,8 +37,19 @@ pub(crate) struct CqInner {
     // Dropped before the others: the CQ is destroyed while its channel and context are still open.
     pub(crate) imp: CqImpl,
     pub(crate) id: isize,
+    /// The user handle of an mlx5 CQ's events, under which the context finds it
+    /// ([`crate::context::CqEvents`]).
+    pub(crate) event_key: Option<u64>,
     pub(crate) _channel: Option<CompletionChannel>,
     pub(crate) _ctx: Arc<CtxInner>,
+}
+
+impl Drop for CqInner {
+    fn drop(&mut self) {
+        if let Some(key) = self.event_key {
+            self._ctx.cq_events.remove(key);
+        }
+    }
 }
 
 /// A completion queue: where work requests report that they finished.
@@ -64,14 +78,34 @@ impl<'ctx> CompletionQueue<'ctx> {
                 verb: Verb::CreateCq,
                 what: format!("{min_cq_entries} completion queue entries"),
             })?;
-        let imp = match inner.drv.backend() {
-            Backend::Rxe(_) => CqImpl::Rxe(RxeCq::create(
-                &inner.drv,
-                cqe,
-                id as u64,
-                comp_vector,
-                channel.map(|c| c.inner.fd.as_fd()),
-            )?),
+        let channel_fd = channel.map(|c| c.inner.fd.as_fd());
+        let (imp, event_key) = match inner.drv.backend() {
+            Backend::Rxe(_) => (
+                CqImpl::Rxe(RxeCq::create(
+                    &inner.drv,
+                    cqe,
+                    id as u64,
+                    comp_vector,
+                    channel_fd,
+                )?),
+                None,
+            ),
+            // The events of an mlx5 CQ carry a key of the context's instead of `id`: reading one
+            // must also tell the CQ (its next arm carries the next sequence number), so the key
+            // must name this CQ alone.
+            Backend::Mlx5(_) => {
+                let key = inner.cq_events.next_key();
+                (
+                    CqImpl::Mlx5(Mlx5Cq::create(
+                        &inner.drv,
+                        cqe,
+                        key,
+                        comp_vector,
+                        channel_fd,
+                    )?),
+                    Some(key),
+                )
+            }
             _ => {
                 return Err(Error::Unsupported {
                     verb: Verb::CreateCq,
@@ -79,13 +113,18 @@ impl<'ctx> CompletionQueue<'ctx> {
                 .into())
             }
         };
+        let cq = Arc::new(CqInner {
+            imp,
+            id,
+            event_key,
+            _channel: channel.cloned(),
+            _ctx: Arc::clone(inner),
+        });
+        if let Some(key) = event_key {
+            inner.cq_events.insert(key, id, &cq);
+        }
         Ok(CompletionQueue {
-            inner: Arc::new(CqInner {
-                imp,
-                id,
-                _channel: channel.cloned(),
-                _ctx: Arc::clone(inner),
-            }),
+            inner: cq,
             _ctx: PhantomData,
         })
     }
@@ -105,13 +144,20 @@ impl<'ctx> CompletionQueue<'ctx> {
                     i += 1;
                 })
             }
+            CqImpl::Mlx5(cq) => {
+                let mut i = 0;
+                cq.poll(completions.len(), |wc| {
+                    completions[i] = ibv_wc::from_kernel(wc);
+                    i += 1;
+                })?
+            }
         };
         Ok(&mut completions[..n])
     }
 
     /// Arms the queue: the next completion (or, with `solicited_only`, the next solicited one) makes
     /// its completion channel report an event (`ibv_req_notify_cq`). Fails for a queue created
-    /// without a channel.
+    /// without a channel. On rxe this is a system call (`REQ_NOTIFY_CQ`); on mlx5 a doorbell.
     pub fn req_notify(&self, solicited_only: bool) -> io::Result<()> {
         if self.inner._channel.is_none() {
             return Err(Error::InvalidArgument {
@@ -120,11 +166,17 @@ impl<'ctx> CompletionQueue<'ctx> {
             }
             .into());
         }
-        Ok(self
-            .inner
-            ._ctx
-            .drv
-            .req_notify_cq(self.inner.imp.handle(), solicited_only)?)
+        match &self.inner.imp {
+            CqImpl::Rxe(cq) => Ok(self
+                .inner
+                ._ctx
+                .drv
+                .req_notify_cq(cq.handle(), solicited_only)?),
+            CqImpl::Mlx5(cq) => {
+                cq.req_notify(solicited_only);
+                Ok(())
+            }
+        }
     }
 
     /// The `id` the queue was created with, which its channel's events carry.
@@ -136,6 +188,7 @@ impl<'ctx> CompletionQueue<'ctx> {
     pub fn capacity(&self) -> u32 {
         match &self.inner.imp {
             CqImpl::Rxe(cq) => cq.entries(),
+            CqImpl::Mlx5(cq) => cq.entries(),
         }
     }
 }

@@ -5,6 +5,12 @@
 //! memory. There is no libibverbs, no rdma-core and no C at build or run time. Two backends sit behind
 //! one API: rxe (the kernel's soft-RoCE device) and mlx5 (NVIDIA ConnectX).
 //!
+//! On both, posting receives and polling completions make no system call. On mlx5 posting sends and
+//! arming a completion queue make none either: the backend writes the work-queue entries, the
+//! doorbell record and the doorbell (or a BlueFlame copy of the entry) itself, as rdma-core's
+//! provider does; rxe needs one `write()` per send list and one per arm. Memory windows are rxe
+//! only: on mlx5 [`ProtectionDomain::alloc_mw`] is [`Error::Unsupported`].
+//!
 //! The API follows the [`ibverbs`](https://docs.rs/ibverbs) crate:
 //!
 //! ```no_run
@@ -40,6 +46,8 @@ mod cq;
 mod device;
 mod event;
 mod ibv;
+#[cfg(feature = "mlx5-model")]
+pub mod model;
 mod mr;
 mod mw;
 mod pd;

@@ -5,6 +5,9 @@ use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::provider::Backend;
+
 use crate::pd::{PdInner, ProtectionDomain};
 
 /// The memory window type 2 (`IBV_MW_TYPE_2`): bound and invalidated by work requests on a queue
@@ -12,6 +15,7 @@ use crate::pd::{PdInner, ProtectionDomain};
 const MW_TYPE_2: u8 = 2;
 
 /// A type 2 memory window (`ibv_mw` of `IBV_MW_TYPE_2`), from [`ProtectionDomain::alloc_mw`].
+/// The mlx5 backend has none: there `alloc_mw` is [`Error::Unsupported`].
 ///
 /// A window grants a peer remote access to a range of a memory region (registered with
 /// `IBV_ACCESS_MW_BIND`) without registering anything: post
@@ -34,6 +38,14 @@ pub struct MemoryWindow {
 
 impl MemoryWindow {
     pub(crate) fn new(pd: &ProtectionDomain<'_>) -> io::Result<MemoryWindow> {
+        // mlx5 binds windows with UMR WQEs, which this backend does not build (the device reports
+        // `max_mw` 0 to match).
+        if matches!(pd.inner.ctx.drv.backend(), Backend::Mlx5(_)) {
+            return Err(Error::Unsupported {
+                verb: Verb::AllocMw,
+            }
+            .into());
+        }
         let (handle, rkey) = pd.inner.ctx.drv.alloc_mw(pd.inner.handle, MW_TYPE_2)?;
         Ok(MemoryWindow {
             pd: Arc::clone(&pd.inner),

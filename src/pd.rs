@@ -4,6 +4,7 @@ use std::io;
 use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::provider::Backend;
 
 use crate::ah::AddressHandle;
 use crate::context::{Context, Inner as CtxInner};
@@ -42,7 +43,10 @@ pub struct ProtectionDomain<'ctx> {
 impl<'ctx> ProtectionDomain<'ctx> {
     pub(crate) fn new(ctx: &'ctx Context) -> io::Result<ProtectionDomain<'ctx>> {
         let inner = ctx.inner();
-        let handle = inner.drv.alloc_pd(&mut [])?;
+        let handle = match inner.drv.backend() {
+            Backend::Mlx5(_) => uverbs_drivers::mlx5::alloc_pd(&inner.drv)?.0,
+            _ => inner.drv.alloc_pd(&mut [])?,
+        };
         Ok(ProtectionDomain {
             ctx,
             inner: Arc::new(PdInner {
@@ -108,7 +112,7 @@ impl<'ctx> ProtectionDomain<'ctx> {
     }
 
     /// Allocates a type 2 memory window in this domain (`ibv_alloc_mw(pd, IBV_MW_TYPE_2)`): no
-    /// access until bound with [`crate::SendRequest::bind_mw`].
+    /// access until bound with [`crate::SendRequest::bind_mw`]. [`Error::Unsupported`] on mlx5.
     pub fn alloc_mw(&self) -> io::Result<MemoryWindow> {
         MemoryWindow::new(self)
     }

@@ -6,18 +6,20 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::mlx5::qp::Mlx5Qp;
 use uverbs_drivers::qp_state::{self, mask};
 use uverbs_drivers::rxe::qp::RxeQp;
 use uverbs_drivers::uapi;
 use uverbs_drivers::verbs::QpInit;
 use uverbs_drivers::wr::{PostError, RecvWr, SendWr};
 
+use crate::ah::AddressHandle;
 use crate::attr::GidEntry;
 use crate::cq::{CompletionQueue, CqImpl, CqInner};
 use crate::ibv::{ibv_access_flags, ibv_qp_state, ibv_qp_type};
 use crate::mr::{MemoryRegion, MrRange};
 use crate::pd::{PdInner, ProtectionDomain};
-use crate::srq::{SharedReceiveQueue, SrqInner};
+use crate::srq::{SharedReceiveQueue, SrqImpl, SrqInner};
 use crate::wr::{PostFailure, ReceiveRequest, SendRequest};
 use crate::Gid;
 
@@ -28,6 +30,16 @@ const PORT_NUM: u8 = 1;
 #[derive(Debug)]
 enum QpImpl {
     Rxe(RxeQp),
+    Mlx5(Mlx5Qp),
+}
+
+impl QpImpl {
+    fn handle(&self) -> u32 {
+        match self {
+            QpImpl::Rxe(qp) => qp.handle(),
+            QpImpl::Mlx5(qp) => qp.handle(),
+        }
+    }
 }
 
 /// A queue pair's kernel object and rings, and what it keeps alive.
@@ -49,8 +61,12 @@ impl Drop for QpInner {
     fn drop(&mut self) {
         let groups = self.mcast.get_mut().unwrap_or_else(|p| p.into_inner());
         for (gid, lid) in groups.drain(..) {
-            let QpImpl::Rxe(qp) = &self.imp;
-            if let Err(e) = self.pd.ctx.drv.detach_mcast(qp.handle(), &gid.bytes(), lid) {
+            if let Err(e) = self
+                .pd
+                .ctx
+                .drv
+                .detach_mcast(self.imp.handle(), &gid.bytes(), lid)
+            {
                 uverbs_drivers::report_drop_error("multicast attachment", &e);
             }
         }
@@ -385,6 +401,27 @@ impl<'res> QueuePairBuilder<'res> {
         }
         let imp = match (&self.send.imp, &self.recv.imp) {
             (CqImpl::Rxe(_), CqImpl::Rxe(_)) => QpImpl::Rxe(RxeQp::create(&ctx.drv, &init)?),
+            (CqImpl::Mlx5(send), CqImpl::Mlx5(recv)) => {
+                let srq = match self.srq.as_deref().map(|s| &s.imp) {
+                    None => None,
+                    Some(SrqImpl::Mlx5(srq)) => Some(srq),
+                    Some(_) => {
+                        return Err(Error::InvalidArgument {
+                            verb: Verb::CreateQp,
+                            what: "the shared receive queue is of another backend".into(),
+                        }
+                        .into())
+                    }
+                };
+                QpImpl::Mlx5(Mlx5Qp::create(&ctx.drv, &init, send, recv, srq)?)
+            }
+            _ => {
+                return Err(Error::InvalidArgument {
+                    verb: Verb::CreateQp,
+                    what: "the completion queues are of different backends".into(),
+                }
+                .into())
+            }
         };
         let gid = self.gid_index.and_then(|i| {
             self.gid_table
@@ -743,6 +780,7 @@ impl<'res> QueuePair<'res> {
     pub fn qp_num(&self) -> u32 {
         match &self.inner.imp {
             QpImpl::Rxe(qp) => qp.qpn(),
+            QpImpl::Mlx5(qp) => qp.qpn(),
         }
     }
 
@@ -750,6 +788,7 @@ impl<'res> QueuePair<'res> {
     pub fn caps(&self) -> QpCaps {
         let c = match &self.inner.imp {
             QpImpl::Rxe(qp) => qp.cap(),
+            QpImpl::Mlx5(qp) => qp.cap(),
         };
         QpCaps {
             max_send_wr: c.max_send_wr,
@@ -765,6 +804,7 @@ impl<'res> QueuePair<'res> {
     pub fn state(&self) -> ibv_qp_state::Type {
         match &self.inner.imp {
             QpImpl::Rxe(qp) => u32::from(qp.state()),
+            QpImpl::Mlx5(qp) => u32::from(qp.state()),
         }
     }
 
@@ -787,6 +827,7 @@ impl<'res> QueuePair<'res> {
         })?;
         match &self.inner.imp {
             QpImpl::Rxe(qp) => qp.modify(&req)?,
+            QpImpl::Mlx5(qp) => qp.modify(&req)?,
         }
         Ok(())
     }
@@ -795,6 +836,7 @@ impl<'res> QueuePair<'res> {
     pub fn query(&self) -> io::Result<QpAttr> {
         let r = match &self.inner.imp {
             QpImpl::Rxe(qp) => qp.query(u32::MAX >> 11)?,
+            QpImpl::Mlx5(qp) => qp.query(u32::MAX >> 11)?,
         };
         let d = r.dest;
         let av = AddressVector {
@@ -876,6 +918,8 @@ impl<'res> QueuePair<'res> {
             // SAFETY: a non-inline SEND, so the call itself reads no buffer; the device reads `mr[range]`
             // later, which this function's own contract covers.
             QpImpl::Rxe(qp) => unsafe { qp.post_send(&[wr]) }.map_err(post_error),
+            // SAFETY: as above.
+            QpImpl::Mlx5(qp) => unsafe { qp.post_send(&[wr]) }.map_err(post_error),
         }
     }
 
@@ -898,6 +942,8 @@ impl<'res> QueuePair<'res> {
         match &self.inner.imp {
             // SAFETY: the device writes `mr[range]` later, which this function's own contract covers.
             QpImpl::Rxe(qp) => unsafe { qp.post_recv(&[wr]) }.map_err(post_error),
+            // SAFETY: as above.
+            QpImpl::Mlx5(qp) => unsafe { qp.post_recv(&[wr]) }.map_err(post_error),
         }
     }
 }
@@ -923,6 +969,12 @@ impl QueuePair<'_> {
         let result = match &self.inner.imp {
             // SAFETY: the requests' memory is covered by this function's contract.
             QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from),
+            QpImpl::Mlx5(qp) => {
+                // A UD request's address vector is its address handle's.
+                let av = |r: &SendRequest<'_>| r.ah.and_then(AddressHandle::mlx5_av);
+                // SAFETY: as above.
+                unsafe { qp.post_send_with_av(requests, av) }.map_err(PostFailure::from)
+            }
         };
         // Windows bound by the requests that went in now have their new keys.
         let posted = result
@@ -1017,9 +1069,7 @@ impl QueuePair<'_> {
         self.check_mcast(gid, Verb::AttachMcast)?;
         let drv = &self.inner.pd.ctx.drv;
         let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
-        match &self.inner.imp {
-            QpImpl::Rxe(qp) => drv.attach_mcast(qp.handle(), &gid.bytes(), lid)?,
-        }
+        drv.attach_mcast(self.inner.imp.handle(), &gid.bytes(), lid)?;
         if !groups.contains(&(*gid, lid)) {
             groups.push((*gid, lid));
         }
@@ -1031,9 +1081,7 @@ impl QueuePair<'_> {
         self.check_mcast(gid, Verb::DetachMcast)?;
         let drv = &self.inner.pd.ctx.drv;
         let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
-        match &self.inner.imp {
-            QpImpl::Rxe(qp) => drv.detach_mcast(qp.handle(), &gid.bytes(), lid)?,
-        }
+        drv.detach_mcast(self.inner.imp.handle(), &gid.bytes(), lid)?;
         groups.retain(|g| *g != (*gid, lid));
         Ok(())
     }
@@ -1066,6 +1114,8 @@ impl QueuePair<'_> {
         match &self.inner.imp {
             // SAFETY: the requests' memory is covered by this function's contract.
             QpImpl::Rxe(qp) => unsafe { qp.post_recv(requests) }.map_err(PostFailure::from),
+            // SAFETY: as above.
+            QpImpl::Mlx5(qp) => unsafe { qp.post_recv(requests) }.map_err(PostFailure::from),
         }
     }
 }

@@ -4,6 +4,7 @@ use std::io;
 use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::mlx5::srq::Mlx5Srq;
 use uverbs_drivers::provider::Backend;
 use uverbs_drivers::rxe::srq::RxeSrq;
 use uverbs_drivers::srq::SrqInit;
@@ -15,6 +16,7 @@ use crate::wr::{PostFailure, ReceiveRequest};
 #[derive(Debug)]
 pub(crate) enum SrqImpl {
     Rxe(RxeSrq),
+    Mlx5(Mlx5Srq),
 }
 
 /// The kernel object and ring behind a shared receive queue, shared with the queue pairs that use
@@ -31,6 +33,7 @@ impl SrqInner {
     pub(crate) fn handle(&self) -> u32 {
         match &self.imp {
             SrqImpl::Rxe(srq) => srq.handle(),
+            SrqImpl::Mlx5(srq) => srq.handle(),
         }
     }
 }
@@ -79,6 +82,7 @@ impl SharedReceiveQueue {
         let ctx = &pd.inner.ctx.drv;
         let imp = match ctx.backend() {
             Backend::Rxe(_) => SrqImpl::Rxe(RxeSrq::create(ctx, &init)?),
+            Backend::Mlx5(_) => SrqImpl::Mlx5(Mlx5Srq::create(ctx, &init)?),
             _ => {
                 return Err(Error::Unsupported {
                     verb: Verb::CreateSrq,
@@ -105,6 +109,7 @@ impl SharedReceiveQueue {
     pub fn srq_num(&self) -> u32 {
         match &self.inner.imp {
             SrqImpl::Rxe(srq) => srq.srqn(),
+            SrqImpl::Mlx5(srq) => srq.srqn(),
         }
     }
 
@@ -112,6 +117,10 @@ impl SharedReceiveQueue {
     pub fn caps(&self) -> SrqCaps {
         match &self.inner.imp {
             SrqImpl::Rxe(srq) => SrqCaps {
+                max_wr: srq.capacity(),
+                max_sge: srq.max_sge(),
+            },
+            SrqImpl::Mlx5(srq) => SrqCaps {
                 max_wr: srq.capacity(),
                 max_sge: srq.max_sge(),
             },
@@ -127,6 +136,7 @@ impl SharedReceiveQueue {
     pub fn arm(&self, limit: u32) -> io::Result<()> {
         match &self.inner.imp {
             SrqImpl::Rxe(srq) => srq.set_limit(limit)?,
+            SrqImpl::Mlx5(srq) => srq.set_limit(limit)?,
         }
         Ok(())
     }
@@ -136,6 +146,7 @@ impl SharedReceiveQueue {
     pub fn limit(&self) -> io::Result<u32> {
         match &self.inner.imp {
             SrqImpl::Rxe(srq) => Ok(srq.query()?.2),
+            SrqImpl::Mlx5(srq) => Ok(srq.query()?.2),
         }
     }
 
@@ -154,6 +165,8 @@ impl SharedReceiveQueue {
         match &self.inner.imp {
             // SAFETY: the requests' memory is covered by this function's contract.
             SrqImpl::Rxe(srq) => unsafe { srq.post_recv(requests) }.map_err(PostFailure::from),
+            // SAFETY: as above.
+            SrqImpl::Mlx5(srq) => unsafe { srq.post_recv(requests) }.map_err(PostFailure::from),
         }
     }
 }

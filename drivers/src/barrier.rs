@@ -19,13 +19,18 @@
 //! the owner bit.
 //!
 //! Every function is also a compiler barrier: no memory access is moved across it by the compiler.
+//!
+//! In Rust's memory model the device is another thread (it is one when a software model plays the
+//! device), so the two barriers that pair with the device's accesses are also language fences:
+//! [`udma_to_device_barrier`] is a `fence(Release)` (the atomic store of a doorbell record that
+//! follows it publishes the WQEs written before), [`udma_from_device_barrier`] a `fence(Acquire)`
+//! (after the atomic load of a CQE's owner byte, the CQE body the device wrote before its release
+//! store is visible). On x86-64 both compile to nothing beyond the compiler barrier.
 //! The instructions are those of rdma-core for the two architectures this crate is meant for; other
 //! architectures get a sequentially consistent fence, which is at least a full CPU barrier for
 //! ordinary memory (it may not order device memory on every architecture: check before porting).
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-use core::sync::atomic::fence;
-use core::sync::atomic::{compiler_fence, Ordering};
+use core::sync::atomic::{compiler_fence, fence, Ordering};
 
 /// Makes the CPU's earlier stores to DMA memory (WQEs, receive descriptors) visible to the device
 /// before any later store that lets it start reading them: the doorbell record, the doorbell.
@@ -43,6 +48,7 @@ pub fn udma_to_device_barrier() {
     };
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     fence(Ordering::SeqCst);
+    fence(Ordering::Release);
     compiler_fence(Ordering::SeqCst);
 }
 
@@ -79,6 +85,7 @@ pub fn udma_from_device_barrier() {
     };
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     fence(Ordering::SeqCst);
+    fence(Ordering::Acquire);
     compiler_fence(Ordering::SeqCst);
 }
 

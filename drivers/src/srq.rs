@@ -50,6 +50,17 @@ impl Context {
     /// `rxe_create_srq_resp`, where to map the ring). The SRQ reports its async events to this
     /// context's async event file.
     pub fn create_srq(&self, init: &SrqInit, drv_out: &mut [u8]) -> Result<SrqCreated> {
+        self.create_srq_with_udata(init, &[], drv_out)
+    }
+
+    /// [`Context::create_srq`] with driver data in both directions: `drv_in` is the driver's
+    /// request (mlx5: `mlx5_ib_create_srq`, where the WQE buffer and doorbell record are).
+    pub fn create_srq_with_udata(
+        &self,
+        init: &SrqInit,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<SrqCreated> {
         let (mut max_wr, mut max_sge, mut srqn) = (0u32, 0u32, 0u32);
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_SRQ, uapi::UVERBS_METHOD_SRQ_CREATE);
         let handle = cmd.new_idr(uapi::UVERBS_ATTR_CREATE_SRQ_HANDLE);
@@ -69,7 +80,7 @@ impl Context {
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, &mut max_wr);
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, &mut max_sge);
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, &mut srqn);
-        cmd.uhw_out(drv_out);
+        cmd.uhw_in(drv_in).uhw_out(drv_out);
         if self.channel().ioctl_or_write(Verb::CreateSrq, &mut cmd)? == Outcome::Done {
             let handle = cmd.handle(handle);
             return Ok(SrqCreated {
@@ -91,7 +102,7 @@ impl Context {
             uapi::IB_USER_VERBS_CMD_CREATE_SRQ,
             &mut req,
             &mut resp,
-            &[],
+            drv_in,
             drv_out,
         )?;
         Ok(SrqCreated {

@@ -235,6 +235,20 @@ impl Context {
         channel: Option<BorrowedFd<'_>>,
         drv_out: &mut [u8],
     ) -> Result<(u32, u32)> {
+        self.create_cq_with_udata(cqe, user_handle, comp_vector, channel, &[], drv_out)
+    }
+
+    /// [`Context::create_cq`] with driver data in both directions: `drv_in` is the driver's request
+    /// (mlx5: `mlx5_ib_create_cq`, where the CQ buffer and doorbell record are).
+    pub fn create_cq_with_udata(
+        &self,
+        cqe: u32,
+        user_handle: u64,
+        comp_vector: u32,
+        channel: Option<BorrowedFd<'_>>,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<(u32, u32)> {
         let mut granted = 0u32;
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_CQ, uapi::UVERBS_METHOD_CQ_CREATE);
         let handle = cmd.new_idr(uapi::UVERBS_ATTR_CREATE_CQ_HANDLE);
@@ -247,7 +261,7 @@ impl Context {
         cmd.fd(uapi::UVERBS_ATTR_CREATE_CQ_EVENT_FD, self.async_fd())
             .optional();
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_CQ_RESP_CQE, &mut granted);
-        cmd.uhw_out(drv_out);
+        cmd.uhw_in(drv_in).uhw_out(drv_out);
         if self.channel().ioctl_or_write(Verb::CreateCq, &mut cmd)? == Outcome::Done {
             let h = cmd.handle(handle);
             return Ok((h, granted));
@@ -263,7 +277,7 @@ impl Context {
             uapi::IB_USER_VERBS_CMD_CREATE_CQ,
             &mut req,
             &mut resp,
-            &[],
+            drv_in,
             drv_out,
         )?;
         Ok((resp.cq_handle, resp.cqe))
@@ -293,6 +307,17 @@ impl Context {
 
     /// `CREATE_QP`. `drv_out` receives the driver's answer (rxe: the rings' mmap info).
     pub fn create_qp(&self, init: &QpInit, drv_out: &mut [u8]) -> Result<QpCreated> {
+        self.create_qp_with_udata(init, &[], drv_out)
+    }
+
+    /// [`Context::create_qp`] with driver data in both directions: `drv_in` is the driver's request
+    /// (mlx5: `mlx5_ib_create_qp`, where the work-queue buffer and doorbell record are).
+    pub fn create_qp_with_udata(
+        &self,
+        init: &QpInit,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<QpCreated> {
         let mut cap = init.cap;
         let mut qpn = 0u32;
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_QP, uapi::UVERBS_METHOD_QP_CREATE);
@@ -316,7 +341,7 @@ impl Context {
             .optional();
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_CAP, &mut cap);
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &mut qpn);
-        cmd.uhw_out(drv_out);
+        cmd.uhw_in(drv_in).uhw_out(drv_out);
         if self.channel().ioctl_or_write(Verb::CreateQp, &mut cmd)? == Outcome::Done {
             let h = cmd.handle(handle);
             return Ok(QpCreated {
@@ -347,7 +372,7 @@ impl Context {
             uapi::IB_USER_VERBS_CMD_CREATE_QP,
             &mut req,
             &mut resp,
-            &[],
+            drv_in,
             drv_out,
         )?;
         Ok(QpCreated {

@@ -147,6 +147,7 @@ impl<'a> SendWr<'a> {
     }
 
     /// The message length: the inline data's, or the sum of the entries' lengths.
+    #[inline]
     pub fn length(&self) -> u64 {
         if self.is_inline() {
             self.inline.len() as u64

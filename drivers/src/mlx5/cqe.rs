@@ -20,7 +20,7 @@
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::doorbell::{DoorbellRecord, UarWriter, CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI};
+use super::doorbell::{DoorbellRecordWriter, UarWriter, CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI};
 use super::wqe::{opcode, Retired, SendQueue};
 use crate::barrier;
 use crate::error::{Error, Result, Verb};
@@ -575,6 +575,45 @@ pub fn arm_doorbell(ci: u32, arm_sn: u32, cqn: u32, solicited: bool) -> ArmDoorb
     }
 }
 
+/// The memory of a CQ buffer, as a [`CompletionQueue`] reads it.
+///
+/// The device writes entries while software reads others, so a real CQ buffer cannot be a byte
+/// slice: the owner byte of the entry at the consumer index may be in the middle of being written.
+/// [`CqeMemory::load_op_own`] reads it with an atomic acquire load; the rest of the entry is read
+/// ([`CqeMemory::read`]) only once that load said software owns it, when the device no longer
+/// writes it. Any `AsRef<[u8]> + AsMut<[u8]>` (a `Vec<u8>` in tests) is a `CqeMemory`.
+pub trait CqeMemory {
+    /// The buffer's length in bytes.
+    fn cqe_buffer_len(&self) -> usize;
+
+    /// The byte at `offset` (an entry's `op_own`), loaded with acquire ordering.
+    fn load_op_own(&self, offset: usize) -> u8;
+
+    /// Copies `out.len()` bytes from `offset` (entries software owns).
+    fn read(&self, offset: usize, out: &mut [u8]);
+
+    /// Writes `data` at `offset` (entries software owns: rearranging them when a QP is cleaned out).
+    fn write(&mut self, offset: usize, data: &[u8]);
+}
+
+impl<B: AsRef<[u8]> + AsMut<[u8]>> CqeMemory for B {
+    fn cqe_buffer_len(&self) -> usize {
+        self.as_ref().len()
+    }
+
+    fn load_op_own(&self, offset: usize) -> u8 {
+        self.as_ref()[offset]
+    }
+
+    fn read(&self, offset: usize, out: &mut [u8]) {
+        out.copy_from_slice(&self.as_ref()[offset..offset + out.len()]);
+    }
+
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        self.as_mut()[offset..offset + data.len()].copy_from_slice(data);
+    }
+}
+
 /// A completion queue: polls a caller-provided buffer of CQEs in order, tracking the consumer index
 /// and with it the ownership parity (see the [module documentation](self)).
 #[derive(Debug)]
@@ -590,12 +629,12 @@ pub struct CompletionQueue<B> {
     arm_sn: u32,
 }
 
-impl<B: AsRef<[u8]>> CompletionQueue<B> {
+impl<B: CqeMemory> CompletionQueue<B> {
     /// A CQ over `buf`: a power-of-two number of entries of `entry_size` (64 or 128) bytes,
     /// initialized with [`init_buffer`] when it was given to the kernel. `cqn` is the kernel's CQ
     /// number, `cqe_version` the context's (0 or 1: whether CQEs name QPs by number or user index).
     pub fn new(buf: B, entry_size: usize, cqn: u32, cqe_version: u8) -> Result<CompletionQueue<B>> {
-        let len = buf.as_ref().len();
+        let len = buf.cqe_buffer_len();
         let bad = |what: String| Error::InvalidArgument {
             verb: Verb::CreateCq,
             what,
@@ -647,14 +686,72 @@ impl<B: AsRef<[u8]>> CompletionQueue<B> {
     /// advances), then issues [`barrier::udma_from_device_barrier`] and copies it out (rdma-core's
     /// `mlx5_get_next_cqe`). `None` when the CQ is empty.
     pub fn next_cqe(&mut self) -> Option<Cqe64> {
-        let slot = (self.ci & (self.ncqe - 1)) as usize * self.entry_size;
-        let entry = &self.buf.as_ref()[slot..slot + self.entry_size];
-        if !is_sw_owned(entry[self.entry_size - 1], self.ci, self.ncqe) {
+        let cqe = self.cqe_offset(self.ci);
+        if !is_sw_owned(self.buf.load_op_own(cqe + 63), self.ci, self.ncqe) {
             return None;
         }
         self.ci = self.ci.wrapping_add(1);
         barrier::udma_from_device_barrier();
-        Cqe64::from_entry(entry)
+        Some(self.read_cqe(cqe))
+    }
+
+    /// The byte offset of the `mlx5_cqe64` of entry `index` (free running): the entry itself, or
+    /// its second half with 128-byte entries.
+    fn cqe_offset(&self, index: u32) -> usize {
+        (index & (self.ncqe - 1)) as usize * self.entry_size + self.entry_size - 64
+    }
+
+    fn read_cqe(&self, offset: usize) -> Cqe64 {
+        let mut cqe = Cqe64::default();
+        self.buf.read(offset, cqe.as_mut_bytes());
+        cqe
+    }
+
+    /// Removes the completions `remove` selects from the entries software owns, moving the later
+    /// ones up so the rest stay in order, and advances the consumer index past the freed entries
+    /// (rdma-core's `__mlx5_cq_clean`, used when a QP is destroyed or reset: its CQEs must not be
+    /// polled afterwards). `remove` sees every CQE from the newest to the oldest, each once. Returns
+    /// how many were removed; when that is not 0, follow with
+    /// [`update_consumer_index`](CompletionQueue::update_consumer_index) (rdma-core issues
+    /// [`barrier::udma_to_device_barrier`] first, which the doorbell record's release store
+    /// includes).
+    ///
+    /// The device may add entries while this runs; they are past the ones looked at, so the QP being
+    /// cleaned out must no longer produce completions (it is destroyed or in RESET).
+    pub fn clean(&mut self, mut remove: impl FnMut(&Cqe64) -> bool) -> u32 {
+        let mut prod = self.ci;
+        while is_sw_owned(
+            self.buf.load_op_own(self.cqe_offset(prod) + 63),
+            prod,
+            self.ncqe,
+        ) {
+            prod = prod.wrapping_add(1);
+            if prod.wrapping_sub(self.ci) == self.ncqe {
+                break;
+            }
+        }
+        barrier::udma_from_device_barrier();
+        let mut freed = 0u32;
+        let mut entry = vec![0u8; self.entry_size];
+        while prod != self.ci {
+            prod = prod.wrapping_sub(1);
+            let cqe = self.read_cqe(self.cqe_offset(prod));
+            if remove(&cqe) {
+                freed += 1;
+            } else if freed > 0 {
+                let size = self.entry_size;
+                let src = (prod & (self.ncqe - 1)) as usize * size;
+                let dst_index = prod.wrapping_add(freed);
+                let dst = (dst_index & (self.ncqe - 1)) as usize * size;
+                // The destination keeps its own owner bit: the parity of its place in the ring.
+                let owner = self.buf.load_op_own(dst + size - 1) & OWNER_MASK;
+                self.buf.read(src, &mut entry);
+                entry[size - 1] = (entry[size - 1] & !OWNER_MASK) | owner;
+                self.buf.write(dst, &entry);
+            }
+        }
+        self.ci = self.ci.wrapping_add(freed);
+        freed
     }
 
     fn key(&self, cqe: &Cqe64, receive: bool) -> WqKey {
@@ -798,8 +895,8 @@ impl<B: AsRef<[u8]>> CompletionQueue<B> {
     /// Tells the device which entries it may reuse: stores
     /// [`consumer_index_record`](CompletionQueue::consumer_index_record) into `dbrec`
     /// (rdma-core's `update_cons_index`, once per poll batch).
-    pub fn update_consumer_index(&self, dbrec: &mut DoorbellRecord) {
-        dbrec.0[CQ_SET_CI] = self.consumer_index_record();
+    pub fn update_consumer_index(&self, dbrec: &mut impl DoorbellRecordWriter) {
+        dbrec.store(CQ_SET_CI, self.consumer_index_record());
     }
 
     /// What arming the CQ for the next completion (or the next solicited one) writes.
@@ -810,9 +907,14 @@ impl<B: AsRef<[u8]>> CompletionQueue<B> {
     /// Arms the CQ (rdma-core's `mlx5_arm_cq`): the arm word into the doorbell record,
     /// [`barrier::mmio_wc_start`], the 64-bit write at [`CQ_DOORBELL`] of `uar` (the UAR page),
     /// [`barrier::mmio_flush_writes`].
-    pub fn arm(&self, solicited: bool, dbrec: &mut DoorbellRecord, uar: &mut impl UarWriter) {
+    pub fn arm(
+        &self,
+        solicited: bool,
+        dbrec: &mut impl DoorbellRecordWriter,
+        uar: &mut impl UarWriter,
+    ) {
         let db = self.arm_doorbell(solicited);
-        dbrec.0[CQ_ARM_DB] = db.dbrec;
+        dbrec.store(CQ_ARM_DB, db.dbrec);
         barrier::mmio_wc_start();
         uar.write64_be(CQ_DOORBELL, db.uar);
         barrier::mmio_flush_writes();
@@ -828,6 +930,7 @@ impl<B: AsRef<[u8]>> CompletionQueue<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mlx5::doorbell::DoorbellRecord;
     use crate::mlx5::wqe::{QpType, SendQueueConfig};
     use crate::wr::{self, SendWr, Sge};
 
@@ -1119,6 +1222,47 @@ mod tests {
         assert_eq!(uar.0, vec![(0x20, db.uar)]);
         assert_eq!(dbrec.0[CQ_ARM_DB], db.dbrec);
         assert_eq!(dbrec.0[CQ_SET_CI].get(), 0);
+    }
+
+    #[test]
+    fn clean_removes_one_queue_and_keeps_the_order_of_the_rest() {
+        // 4 entries of 128 bytes; entries 0..2 consumed, then 5 produced (wrapping): QPs 1, 2, 1,
+        // 2, 2 at indices 2..7.
+        let mut cq = new_cq(4, 128);
+        let owners = [1u32, 2];
+        for i in 0..2 {
+            produce(
+                &mut cq,
+                i,
+                req_cqe(owners[i as usize], opcode::SEND, i as u16),
+            );
+        }
+        assert!(cq.next_cqe().is_some() && cq.next_cqe().is_some());
+        for (i, qpn) in [(2u32, 1u32), (3, 2), (4, 1), (5, 2)] {
+            produce(&mut cq, i, req_cqe(qpn, opcode::SEND, i as u16));
+        }
+        let mut seen = Vec::new();
+        let freed = cq.clean(|c| {
+            seen.push(c.wqe_counter.get());
+            c.qpn() == 1
+        });
+        assert_eq!(freed, 2);
+        assert_eq!(seen, vec![5, 4, 3, 2], "newest first");
+        assert_eq!(cq.consumer_index(), 4);
+        // What is left: QP 2's entries 3 and 5, now at indices 4 and 5, with their slots' owner
+        // bits; the entry after them is still the device's.
+        let a = cq.next_cqe().unwrap();
+        let b = cq.next_cqe().unwrap();
+        assert_eq!((a.qpn(), a.wqe_counter.get()), (2, 3));
+        assert_eq!((b.qpn(), b.wqe_counter.get()), (2, 5));
+        assert!(cq.next_cqe().is_none());
+        // The device's next entry (index 6) is found where it belongs.
+        produce(&mut cq, 6, req_cqe(2, opcode::SEND, 6));
+        assert_eq!(cq.next_cqe().unwrap().wqe_counter.get(), 6);
+        // Nothing to remove: nothing moves.
+        produce(&mut cq, 7, req_cqe(2, opcode::SEND, 7));
+        assert_eq!(cq.clean(|_| false), 0);
+        assert_eq!(cq.next_cqe().unwrap().wqe_counter.get(), 7);
     }
 
     #[test]

@@ -43,6 +43,20 @@ pub const BF_OFFSET: usize = 0x800;
 )]
 pub struct DoorbellRecord(pub [U32; 2]);
 
+/// Stores a word of a doorbell record. [`DoorbellRecord`] is the plain-memory version (tests,
+/// golden vectors); the backend's records in memory the device reads implement it with an atomic
+/// release store of each word (`crate::mlx5::buf::Dbrec`).
+pub trait DoorbellRecordWriter {
+    /// Stores `value` (already big-endian) into word `index` (0 or 1) of the record.
+    fn store(&mut self, index: usize, value: U32);
+}
+
+impl DoorbellRecordWriter for DoorbellRecord {
+    fn store(&mut self, index: usize, value: U32) {
+        self.0[index] = value;
+    }
+}
+
 /// Stores into a UAR page, with the semantics rdma-core's `util/mmio.h` gives them. Offsets are in
 /// bytes from the start of the register the writer stands for (a BlueFlame register for send
 /// doorbells, the UAR page for CQ arming).

@@ -11,19 +11,43 @@
 //! [`cqe::CompletionQueue`] that polls them) and [`doorbell`] (doorbell records, UAR writes,
 //! BlueFlame registers). `drivers/tests/mlx5_golden.rs` checks them byte for byte against rdma-core's
 //! `<infiniband/mlx5dv.h>`.
+//!
+//! The production data path over them: [`uar`] (the context's UAR pages and BlueFlame registers),
+//! [`buf`] (page-aligned queue memory and doorbell records), [`cq::Mlx5Cq`], [`qp::Mlx5Qp`] (RC,
+//! UC, UD), [`srq::Mlx5Srq`] and [`ah::Mlx5Ah`]. Posting and polling make no system call: WQEs go
+//! into the rings, the doorbell record is stored and the doorbell (or BlueFlame copy) written to the
+//! UAR; CQEs are read by their owner bit. The same code drives a ConnectX and, with feature
+//! `mlx5-model`, the software model in `model`. Memory windows are not supported (they need UMR
+//! WQEs): binds and local invalidations are [`Error::Unsupported`].
+//!
+//! The context keeps what its objects share: the UAR pages (mapped at the first CQ or QP), the
+//! doorbell-record pages, and the table by which completions find their queue (the user index of
+//! CQE version 1, or the QP/SRQ number with version 0).
 
+pub mod ah;
+pub mod buf;
+pub mod cq;
 pub mod cqe;
 pub mod doorbell;
 #[cfg(feature = "mlx5-model")]
 pub mod model;
+pub mod qp;
+pub mod srq;
+pub mod uar;
 pub mod wqe;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
+use crate::chan::Channel;
+use crate::context::Context;
 use crate::discover::Driver;
 use crate::error::{Error, Result, Verb};
-use crate::provider::ProviderContext;
+use crate::provider::{Backend, ProviderContext};
+use cqe::WqKey;
 
 /// BlueFlame registers asked for (rdma-core's default, `MLX5_TOTAL_UUARS`).
 pub const TOTAL_BFREGS: u32 = 16;
@@ -32,10 +56,18 @@ pub const LOW_LATENCY_BFREGS: u32 = 4;
 /// The newest CQE format this backend parses.
 pub const MAX_CQE_VERSION: u8 = 1;
 
-/// The mlx5 part of a device context: the kernel's answer to `GET_CONTEXT`.
-#[derive(Debug, Clone)]
+/// The largest user index (CQE version 1): 24 bits, and `0xffffff` means none.
+pub const MAX_USER_INDEX: u32 = 0xff_fffe;
+
+/// The mlx5 part of a device context: the kernel's answer to `GET_CONTEXT`, and what the context's
+/// CQs, QPs and SRQs share (UAR pages, doorbell records, the completion lookup table).
+#[derive(Debug)]
 pub struct Mlx5Context {
     resp: uapi::mlx5_ib_alloc_ucontext_resp,
+    uars: OnceLock<Arc<uar::Uars>>,
+    uar_init: Mutex<()>,
+    dbrecs: Arc<buf::DbrecPool>,
+    pub(crate) resources: ResourceTable,
 }
 
 impl Mlx5Context {
@@ -62,6 +94,172 @@ impl Mlx5Context {
     /// The size of one BlueFlame register, in bytes (the write-combining buffer is half of it).
     pub fn bf_reg_size(&self) -> u32 {
         self.resp.bf_reg_size
+    }
+
+    /// The mlx5 part of `ctx`, or [`Error::Unsupported`] for `verb` when the device is not mlx5.
+    pub fn of(ctx: &Context, verb: Verb) -> Result<&Mlx5Context> {
+        match ctx.backend() {
+            Backend::Mlx5(m) => Ok(m),
+            _ => Err(Error::Unsupported { verb }),
+        }
+    }
+
+    /// The UAR pages, mapped on first use through `chan` (the context's channel).
+    pub fn uars(&self, chan: &Channel) -> Result<&Arc<uar::Uars>> {
+        if let Some(u) = self.uars.get() {
+            return Ok(u);
+        }
+        let _guard = self.uar_init.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(u) = self.uars.get() {
+            return Ok(u);
+        }
+        let layout = uar::UarLayout::new(&self.resp, crate::sys::page_size())?;
+        let uars = Arc::new(uar::Uars::map(chan, layout)?);
+        Ok(self.uars.get_or_init(|| uars))
+    }
+
+    /// The context's doorbell records.
+    pub fn dbrecs(&self) -> &Arc<buf::DbrecPool> {
+        &self.dbrecs
+    }
+
+    /// The limits the kernel reported for work queues.
+    pub fn limits(&self) -> qp::Limits {
+        let desc = |v: u16| if v == 0 { 512 } else { u32::from(v) };
+        qp::Limits {
+            max_sq_desc_sz: desc(self.resp.max_sq_desc_sz),
+            max_rq_desc_sz: desc(self.resp.max_rq_desc_sz),
+            max_send_wqebb: if self.resp.max_send_wqebb == 0 {
+                wqe::MAX_WQE_COUNT as u32
+            } else {
+                self.resp.max_send_wqebb
+            },
+            max_recv_wr: if self.resp.max_recv_wr == 0 {
+                u32::MAX
+            } else {
+                self.resp.max_recv_wr
+            },
+            max_srq_recv_wr: if self.resp.max_srq_recv_wr == 0 {
+                u32::MAX
+            } else {
+                self.resp.max_srq_recv_wr
+            },
+        }
+    }
+
+    /// Whether the kernel answers `CREATE_AH` with the destination MAC
+    /// (`MLX5_USER_CMDS_SUPP_UHW_CREATE_AH`).
+    pub fn kernel_ah(&self) -> bool {
+        self.resp.cmds_supp_uhw & uapi::MLX5_USER_CMDS_SUPP_UHW_CREATE_AH != 0
+    }
+}
+
+/// `ALLOC_PD` with mlx5's answer (`mlx5_ib_alloc_pd_resp`): the new protection domain's handle and
+/// its PD number.
+pub fn alloc_pd(ctx: &Context) -> Result<(u32, u32)> {
+    let mut resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
+    let handle = ctx.alloc_pd(resp.as_mut_bytes())?;
+    Ok((handle, resp.pdn))
+}
+
+/// A queue a completion can name.
+#[derive(Debug, Clone)]
+pub(crate) enum Resource {
+    Qp(Arc<qp::QpShared>),
+    Srq(Arc<srq::SrqShared>),
+}
+
+#[derive(Debug)]
+enum Slot {
+    Free,
+    Reserved,
+    Used(Resource),
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    by_uidx: Vec<Slot>,
+    free: Vec<u32>,
+    by_qpn: HashMap<u32, Resource>,
+    by_srqn: HashMap<u32, Resource>,
+}
+
+/// The context's table of queues by the key their CQEs carry (rdma-core's `uidx_table`, and
+/// `qp_table`/`srq_table` for CQE version 0).
+#[derive(Debug, Default)]
+pub(crate) struct ResourceTable {
+    inner: RwLock<Tables>,
+}
+
+impl ResourceTable {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Tables> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A free user index, reserved until [`ResourceTable::insert`] or [`ResourceTable::remove`].
+    pub(crate) fn reserve(&self, verb: Verb) -> Result<u32> {
+        let mut t = self.write();
+        if let Some(i) = t.free.pop() {
+            t.by_uidx[i as usize] = Slot::Reserved;
+            return Ok(i);
+        }
+        let i = t.by_uidx.len() as u32;
+        if i > MAX_USER_INDEX {
+            return Err(Error::Kernel {
+                verb,
+                errno: nix::errno::Errno::ENOMEM,
+            });
+        }
+        t.by_uidx.push(Slot::Reserved);
+        Ok(i)
+    }
+
+    /// Files `r` under `key` (a reserved user index, or a QP/SRQ number).
+    pub(crate) fn insert(&self, key: WqKey, r: Resource) {
+        let mut t = self.write();
+        match key {
+            WqKey::UserIndex(i) => t.by_uidx[i as usize] = Slot::Used(r),
+            WqKey::Qpn(n) => {
+                t.by_qpn.insert(n, r);
+            }
+            WqKey::Srqn(n) => {
+                t.by_srqn.insert(n, r);
+            }
+        }
+    }
+
+    /// Removes what is filed under `key`; a user index becomes free again.
+    pub(crate) fn remove(&self, key: WqKey) {
+        let mut t = self.write();
+        match key {
+            WqKey::UserIndex(i) => {
+                if let Some(slot) = t.by_uidx.get_mut(i as usize) {
+                    if !matches!(slot, Slot::Free) {
+                        *slot = Slot::Free;
+                        t.free.push(i);
+                    }
+                }
+            }
+            WqKey::Qpn(n) => {
+                t.by_qpn.remove(&n);
+            }
+            WqKey::Srqn(n) => {
+                t.by_srqn.remove(&n);
+            }
+        }
+    }
+
+    /// What a CQE names.
+    pub(crate) fn lookup(&self, key: WqKey) -> Option<Resource> {
+        let t = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        match key {
+            WqKey::UserIndex(i) => match t.by_uidx.get(i as usize) {
+                Some(Slot::Used(r)) => Some(r.clone()),
+                _ => None,
+            },
+            WqKey::Qpn(n) => t.by_qpn.get(&n).cloned(),
+            WqKey::Srqn(n) => t.by_srqn.get(&n).cloned(),
+        }
     }
 }
 
@@ -93,7 +291,13 @@ impl ProviderContext for Mlx5Context {
                 ),
             });
         }
-        Ok(Mlx5Context { resp })
+        Ok(Mlx5Context {
+            resp,
+            uars: OnceLock::new(),
+            uar_init: Mutex::new(()),
+            dbrecs: buf::DbrecPool::new(resp.cache_line_size),
+            resources: ResourceTable::default(),
+        })
     }
 
     /// rdma-core's `mlx5_query_device_ex`: "major.minor.subminor" with a four-digit subminor.
@@ -131,6 +335,34 @@ mod tests {
         resp.cqe_version = 2;
         assert!(Mlx5Context::from_context_response(resp.as_bytes()).is_err());
         assert!(Mlx5Context::from_context_response(&[0u8; 3]).is_err());
+    }
+
+    #[test]
+    fn backend_objects_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Mlx5Context>();
+        check::<cq::Mlx5Cq>();
+        check::<qp::Mlx5Qp>();
+        check::<srq::Mlx5Srq>();
+        check::<ah::Mlx5Ah>();
+    }
+
+    #[test]
+    fn resource_table_reuses_user_indices() {
+        let t = ResourceTable::default();
+        let a = t.reserve(Verb::CreateQp).unwrap();
+        let b = t.reserve(Verb::CreateQp).unwrap();
+        assert_eq!((a, b), (0, 1));
+        assert!(
+            t.lookup(WqKey::UserIndex(a)).is_none(),
+            "reserved, not filed"
+        );
+        t.remove(WqKey::UserIndex(a));
+        t.remove(WqKey::UserIndex(a));
+        assert_eq!(t.reserve(Verb::CreateQp).unwrap(), 0);
+        assert_eq!(t.reserve(Verb::CreateQp).unwrap(), 2);
+        assert!(t.lookup(WqKey::UserIndex(7)).is_none());
+        assert!(t.lookup(WqKey::Qpn(7)).is_none());
     }
 
     #[test]

@@ -1,0 +1,397 @@
+//! mlx5 completion queues: a ring of 64-byte CQEs in user memory that the device writes, polled by
+//! their owner bit without a system call.
+//!
+//! Creation allocates the ring (`ncqe` = the next power of two above the requested count, every
+//! `op_own` set to invalid) and a doorbell record, and names both in `mlx5_ib_create_cq`. Polling is
+//! [`cqe::CompletionQueue`]'s algorithm over the ring: the owner byte of the entry at the consumer
+//! index is loaded atomically (acquire), then [`crate::barrier::udma_from_device_barrier`], then the
+//! entry is copied out; each CQE's queue is found by its user index in the context's table, and its
+//! `wr_id` by the send queue's WQE counter (retiring the unsignaled WQEs before it), the receive
+//! queue's tail, or the SRQ's WQE index. After a batch the consumer index goes to the doorbell
+//! record. Arming writes the arm word into the doorbell record and the 64-bit arm doorbell to UAR
+//! page 0; each completion event read from the channel must be acknowledged with
+//! [`Mlx5Cq::event`], so the next arm carries the next sequence number.
+
+use std::os::fd::BorrowedFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use uverbs_uapi as uapi;
+use zerocopy::{FromZeros, IntoBytes};
+
+use super::buf::{DbrecPool, DmaBuf};
+use super::cqe::{self, CompletionQueue, CompletionTarget, Cqe64, CqeMemory, WqKey};
+use super::uar::Uars;
+use super::wqe::Retired;
+use super::{Mlx5Context, Resource, ResourceTable};
+use crate::context::Context;
+use crate::error::{Error, Result, Verb};
+
+/// The CQE size this backend uses (rdma-core's default).
+pub const CQE_SIZE: usize = 64;
+/// The most entries a CQ may have.
+pub const MAX_CQ_ENTRIES: u32 = 1 << 24;
+
+/// The CQ ring in DMA memory, as [`CompletionQueue`] reads it: atomic loads of owner bytes, copies
+/// of entries software owns.
+#[derive(Debug)]
+pub struct CqRing {
+    buf: DmaBuf,
+    len: usize,
+}
+
+impl CqRing {
+    /// A ring of `ncqe` entries of `entry_size` bytes, every entry invalid (`op_own` = 0xf0), as
+    /// the kernel must get it.
+    pub fn new(ncqe: usize, entry_size: usize) -> Result<CqRing> {
+        let len = ncqe * entry_size;
+        let buf = DmaBuf::new(len, Verb::CreateCq)?;
+        for i in 0..ncqe {
+            // SAFETY: the entry's last byte is inside the buffer (i < ncqe, len <= buf.len()); the
+            // buffer is not yet known to the device, and nothing else accesses it.
+            unsafe {
+                buf.as_ptr()
+                    .add(i * entry_size + entry_size - 1)
+                    .write(cqe::cqe_opcode::INVALID << 4)
+            };
+        }
+        Ok(CqRing { buf, len })
+    }
+
+    /// The buffer's address.
+    pub fn addr(&self) -> u64 {
+        self.buf.addr()
+    }
+
+    fn check(&self, offset: usize, len: usize) -> NonNull<u8> {
+        assert!(
+            offset + len <= self.len,
+            "CQ access of {len} bytes at {offset} in a {}-byte ring",
+            self.len
+        );
+        // SAFETY: in bounds of the buffer (checked), which is non-null.
+        unsafe { NonNull::new_unchecked(self.buf.as_ptr().add(offset)) }
+    }
+}
+
+impl CqeMemory for CqRing {
+    fn cqe_buffer_len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn load_op_own(&self, offset: usize) -> u8 {
+        let p = self.check(offset, 1);
+        // SAFETY: in bounds; the device stores this byte atomically (release) after the CQE body,
+        // and every access from this side that may race with it is this atomic load.
+        unsafe { AtomicU8::from_ptr(p.as_ptr()) }.load(Ordering::Acquire)
+    }
+
+    #[inline]
+    fn read(&self, offset: usize, out: &mut [u8]) {
+        let p = self.check(offset, out.len());
+        // SAFETY: in bounds; `CompletionQueue` reads only entries software owns (their owner byte
+        // was loaded with acquire ordering first), which the device does not write until the
+        // consumer index published after this read passes them.
+        unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out.as_mut_ptr(), out.len()) };
+    }
+
+    #[inline]
+    fn write(&mut self, offset: usize, data: &[u8]) {
+        let p = self.check(offset, data.len());
+        // SAFETY: in bounds; only entries software owns are written (CQ cleaning), which the device
+        // neither reads nor writes until the consumer index passes them.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p.as_ptr(), data.len()) };
+    }
+}
+
+#[derive(Debug)]
+struct CqState {
+    cq: CompletionQueue<CqRing>,
+    /// An error met after some completions were returned: reported by the next poll.
+    error: Option<Error>,
+}
+
+/// What a CQ shares with the queue pairs that complete on it (they clean it out when reset or
+/// destroyed).
+#[derive(Debug)]
+pub(crate) struct CqShared {
+    cqn: u32,
+    state: Mutex<CqState>,
+    dbrec: super::buf::Dbrec,
+}
+
+impl CqShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CqState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Removes the CQEs `remove` selects (a queue pair's, when it is reset or destroyed) and tells
+    /// the device about the freed entries.
+    pub(crate) fn clean(&self, remove: impl FnMut(&Cqe64) -> bool) {
+        let mut st = self.lock();
+        if st.cq.clean(remove) > 0 {
+            st.cq.update_consumer_index(&mut &self.dbrec);
+        }
+    }
+}
+
+/// An mlx5 completion queue.
+#[derive(Debug)]
+pub struct Mlx5Cq {
+    ctx: Arc<Context>,
+    handle: u32,
+    entries: u32,
+    shared: Arc<CqShared>,
+    uars: Arc<Uars>,
+}
+
+/// The CQ geometry rdma-core uses for a request of `cqe` entries: `ncqe`, a power of two above it.
+pub fn cq_entries(cqe: u32) -> Result<u32> {
+    let bad = || Error::InvalidArgument {
+        verb: Verb::CreateCq,
+        what: format!(
+            "{cqe} completion queue entries (at most {})",
+            MAX_CQ_ENTRIES - 1
+        ),
+    };
+    if cqe >= MAX_CQ_ENTRIES {
+        return Err(bad());
+    }
+    Ok((cqe + 1).next_power_of_two())
+}
+
+/// The driver data of `CREATE_CQ`: the ring and the doorbell record, 64-byte CQEs, the default
+/// (first static) UAR page.
+pub fn create_cq_cmd(buf_addr: u64, db_addr: u64) -> uapi::mlx5_ib_create_cq {
+    let mut cmd = uapi::mlx5_ib_create_cq::new_zeroed();
+    cmd.buf_addr = buf_addr;
+    cmd.db_addr = db_addr;
+    cmd.cqe_size = CQE_SIZE as u32;
+    cmd
+}
+
+impl Mlx5Cq {
+    /// Creates a CQ with room for at least `cqe` completions. `user_handle` is what its completion
+    /// and async events carry; `channel` the completion channel its events go to.
+    pub fn create(
+        ctx: &Arc<Context>,
+        cqe: u32,
+        user_handle: u64,
+        comp_vector: u32,
+        channel: Option<BorrowedFd<'_>>,
+    ) -> Result<Mlx5Cq> {
+        let m = Mlx5Context::of(ctx, Verb::CreateCq)?;
+        let ncqe = cq_entries(cqe)?;
+        let uars = Arc::clone(m.uars(ctx.channel())?);
+        let ring = CqRing::new(ncqe as usize, CQE_SIZE)?;
+        let dbrec = DbrecPool::alloc(m.dbrecs())?;
+        let cmd = create_cq_cmd(ring.addr(), dbrec.addr());
+        let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
+        let (handle, granted) = ctx.create_cq_with_udata(
+            ncqe - 1,
+            user_handle,
+            comp_vector,
+            channel,
+            cmd.as_bytes(),
+            resp.as_mut_bytes(),
+        )?;
+        if granted >= ncqe {
+            // Best effort: the CQ is unusable; the error that matters is this one. The memory is
+            // freed only if the kernel let go of it.
+            if ctx.destroy_cq(handle).is_err() {
+                std::mem::forget(ring);
+                std::mem::forget(dbrec);
+            }
+            return Err(Error::Protocol {
+                verb: Verb::CreateCq,
+                what: format!("{granted} entries granted in a ring of {ncqe}"),
+            });
+        }
+        let cq = CompletionQueue::new(ring, CQE_SIZE, resp.cqn, m.cqe_version())
+            .expect("a power-of-two ring of 64-byte entries; the CQE version was checked at open");
+        Ok(Mlx5Cq {
+            ctx: Arc::clone(ctx),
+            handle,
+            entries: granted,
+            shared: Arc::new(CqShared {
+                cqn: resp.cqn,
+                state: Mutex::new(CqState { cq, error: None }),
+                dbrec,
+            }),
+            uars,
+        })
+    }
+
+    /// The kernel's handle.
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    /// The CQ number.
+    pub fn cqn(&self) -> u32 {
+        self.shared.cqn
+    }
+
+    /// How many completions the queue holds (the kernel's answer: the ring's entries less one).
+    pub fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<CqShared> {
+        &self.shared
+    }
+
+    /// Takes up to `max` completions, oldest first, handing each to `sink` as the kernel's
+    /// `ib_uverbs_wc` (what [`crate::rxe::cq::RxeCq::poll`] hands out); returns how many.
+    ///
+    /// No system call. A CQE that names no queue of this context, or no outstanding work request,
+    /// is consumed and reported as an [`Error::Protocol`]; when completions came before it, they are
+    /// returned and the error is reported by the next poll.
+    #[inline]
+    pub fn poll(&self, max: usize, mut sink: impl FnMut(&uapi::ib_uverbs_wc)) -> Result<usize> {
+        let m = Mlx5Context::of(&self.ctx, Verb::PollCq)?;
+        let mut st = self.shared.lock();
+        if let Some(e) = st.error.take() {
+            return Err(e);
+        }
+        let start = st.cq.consumer_index();
+        let mut target = Resolver {
+            table: &m.resources,
+            last: None,
+        };
+        let mut n = 0;
+        let mut error = None;
+        while n < max {
+            match st.cq.poll_one(&mut target) {
+                Ok(Some(c)) => {
+                    sink(&c.to_uverbs_wc());
+                    n += 1;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        if st.cq.consumer_index() != start {
+            st.cq.update_consumer_index(&mut &self.shared.dbrec);
+        }
+        match error {
+            Some(e) if n == 0 => Err(e),
+            Some(e) => {
+                st.error = Some(e);
+                Ok(n)
+            }
+            None => Ok(n),
+        }
+    }
+
+    /// Arms the CQ: its next completion (or, with `solicited`, its next solicited one) raises a
+    /// completion event on its channel. No system call: the arm word goes into the doorbell record
+    /// and the arm doorbell to UAR page 0 (rdma-core's `mlx5_arm_cq`).
+    pub fn req_notify(&self, solicited: bool) {
+        let st = self.shared.lock();
+        st.cq
+            .arm(solicited, &mut &self.shared.dbrec, &mut self.uars.cq_uar());
+    }
+
+    /// Acknowledges a completion event of this CQ read from its channel (rdma-core's
+    /// `mlx5_cq_event`, from `ibv_get_cq_event`): the next arm carries the next sequence number.
+    pub fn event(&self) {
+        self.shared.lock().cq.event();
+    }
+}
+
+impl Drop for Mlx5Cq {
+    fn drop(&mut self) {
+        if let Err(e) = self.ctx.destroy_cq(self.handle) {
+            crate::report_drop_error("completion queue", &e);
+            // The device may still write the ring and read the doorbell record: keep them.
+            std::mem::forget(Arc::clone(&self.shared));
+        }
+    }
+}
+
+/// Finds the queues CQEs name, in the context's table (one lookup per run of CQEs of the same
+/// queue).
+struct Resolver<'t> {
+    table: &'t ResourceTable,
+    last: Option<(WqKey, Resource)>,
+}
+
+impl Resolver<'_> {
+    fn get(&mut self, key: WqKey) -> Option<&Resource> {
+        if self.last.as_ref().is_none_or(|(k, _)| *k != key) {
+            let r = self.table.lookup(key)?;
+            self.last = Some((key, r));
+        }
+        self.last.as_ref().map(|(_, r)| r)
+    }
+}
+
+impl CompletionTarget for Resolver<'_> {
+    fn retire_send(&mut self, key: WqKey, wqe_counter: u16) -> Option<Retired> {
+        match self.get(key)? {
+            Resource::Qp(qp) => qp.retire_send(wqe_counter),
+            Resource::Srq(_) => None,
+        }
+    }
+
+    fn retire_recv(&mut self, key: WqKey, cqe: &Cqe64) -> Option<u64> {
+        match self.get(key)? {
+            Resource::Qp(qp) => qp.retire_recv(cqe),
+            Resource::Srq(srq) => srq.complete(cqe.wqe_counter.get()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry() {
+        assert_eq!(cq_entries(1).unwrap(), 2);
+        assert_eq!(cq_entries(16).unwrap(), 32);
+        assert_eq!(cq_entries(15).unwrap(), 16);
+        assert_eq!(cq_entries(0).unwrap(), 1);
+        assert_eq!(cq_entries(MAX_CQ_ENTRIES - 1).unwrap(), MAX_CQ_ENTRIES);
+        assert!(cq_entries(MAX_CQ_ENTRIES).is_err());
+    }
+
+    #[test]
+    fn udata_bytes() {
+        let cmd = create_cq_cmd(0x1122_3344_5566_7000, 0xaabb_ccdd_0000_0040);
+        let b = cmd.as_bytes();
+        assert_eq!(b.len(), 32);
+        assert_eq!(&b[0..8], &0x1122_3344_5566_7000u64.to_ne_bytes());
+        assert_eq!(&b[8..16], &0xaabb_ccdd_0000_0040u64.to_ne_bytes());
+        assert_eq!(&b[16..20], &64u32.to_ne_bytes());
+        assert!(
+            b[20..].iter().all(|&x| x == 0),
+            "no compression, flags, UAR index"
+        );
+    }
+
+    #[test]
+    fn ring_starts_invalid_and_polls_empty() {
+        let ring = CqRing::new(8, 64).unwrap();
+        for i in 0..8 {
+            assert_eq!(ring.load_op_own(i * 64 + 63), 0xf0);
+        }
+        let mut cq = CompletionQueue::new(ring, 64, 5, 1).unwrap();
+        assert!(cq.next_cqe().is_none());
+        // Play the device: a CQE at index 0 with owner 0.
+        let mut e = Cqe64 {
+            op_own: cqe::cqe_opcode::REQ << 4,
+            ..Cqe64::default()
+        };
+        e.wqe_counter = 7.into();
+        cq.buffer_mut().write(0, e.as_bytes());
+        assert_eq!(cq.next_cqe().unwrap().wqe_counter.get(), 7);
+        assert!(cq.next_cqe().is_none());
+    }
+}
