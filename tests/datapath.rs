@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::test_device;
+use common::{any_device, test_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_opcode, ibv_wc_status,
     CompletionQueue, Context, ErrorExt, MemoryRegion, MrRange, PreparedQueuePair, ProtectionDomain,
@@ -16,8 +16,8 @@ use uverbs_drivers::Error;
 /// The GID index the RoCE v2 IPv4-mapped loopback address has on rxe0 over lo.
 const GID_INDEX: u32 = 1;
 
-fn open(name: &str) -> Context {
-    Context::open_by_name(name).unwrap()
+fn open(dev: &TestDevice) -> Context {
+    dev.open()
 }
 
 fn prepare<'a>(
@@ -110,7 +110,7 @@ fn sizes(ctx: &Context) -> Vec<usize> {
 
 #[test]
 fn loopback_on_one_queue_pair() {
-    let Some(dev) = test_device("loopback_on_one_queue_pair") else {
+    let Some(dev) = any_device("loopback_on_one_queue_pair") else {
         return;
     };
     let ctx = open(&dev);
@@ -176,7 +176,7 @@ fn loopback_same_qp(
 
 #[test]
 fn loopback_between_two_queue_pairs() {
-    let Some(dev) = test_device("loopback_between_two_queue_pairs") else {
+    let Some(dev) = any_device("loopback_between_two_queue_pairs") else {
         return;
     };
     let ctx = open(&dev);
@@ -206,7 +206,7 @@ fn loopback_between_two_queue_pairs() {
 
 #[test]
 fn rings_wrap_around_in_fifo_order() {
-    let Some(dev) = test_device("rings_wrap_around_in_fifo_order") else {
+    let Some(dev) = any_device("rings_wrap_around_in_fifo_order") else {
         return;
     };
     let ctx = open(&dev);
@@ -402,7 +402,7 @@ fn uverbs_error(e: &std::io::Error) -> &Error {
 
 #[test]
 fn bad_input_is_a_typed_error_and_posts_nothing() {
-    let Some(dev) = test_device("bad_input_is_a_typed_error_and_posts_nothing") else {
+    let Some(dev) = any_device("bad_input_is_a_typed_error_and_posts_nothing") else {
         return;
     };
     let ctx = open(&dev);
@@ -530,7 +530,7 @@ fn bad_input_is_a_typed_error_and_posts_nothing() {
 
 #[test]
 fn a_full_send_queue_is_a_typed_error_and_teardown_is_safe() {
-    let Some(dev) = test_device("a_full_send_queue_is_a_typed_error_and_teardown_is_safe") else {
+    let Some(dev) = any_device("a_full_send_queue_is_a_typed_error_and_teardown_is_safe") else {
         return;
     };
     let ctx = open(&dev);
@@ -569,7 +569,7 @@ fn a_full_send_queue_is_a_typed_error_and_teardown_is_safe() {
 
 #[test]
 fn a_completion_channel_wakes_up_on_a_completion() {
-    let Some(dev) = test_device("a_completion_channel_wakes_up_on_a_completion") else {
+    let Some(dev) = any_device("a_completion_channel_wakes_up_on_a_completion") else {
         return;
     };
     let ctx = open(&dev);

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::test_device;
+use common::{any_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_type, ibv_wc, ibv_wc_opcode, AsyncEvent, AsyncEventKind, CommandPath,
     CompletionQueue, Context, ErrorExt, PreparedQueuePair, ProtectionDomain, QueuePair,
@@ -20,12 +20,10 @@ use uverbs_drivers::Error;
 const GID_INDEX: u32 = 1;
 
 /// The device opened on both command paths.
-fn contexts(dev: &str) -> Vec<(&'static str, Context)> {
-    let device = uverbs::devices().unwrap();
-    let d = device.find(dev).unwrap();
+fn contexts(dev: &TestDevice) -> Vec<(&'static str, Context)> {
     vec![
-        ("ioctl", d.open_with(CommandPath::Auto).unwrap()),
-        ("write", d.open_with(CommandPath::LegacyWrite).unwrap()),
+        ("ioctl", dev.open_with(CommandPath::Auto)),
+        ("write", dev.open_with(CommandPath::LegacyWrite)),
     ]
 }
 
@@ -108,7 +106,7 @@ fn message(sender: usize, j: usize) -> Vec<u8> {
 
 #[test]
 fn four_rc_queue_pairs_share_one_srq() {
-    let Some(dev) = test_device("four_rc_queue_pairs_share_one_srq") else {
+    let Some(dev) = any_device("four_rc_queue_pairs_share_one_srq") else {
         return;
     };
     const QPS: usize = 4;
@@ -215,7 +213,7 @@ fn four_rc_queue_pairs_share_one_srq() {
 
 #[test]
 fn a_full_srq_is_queue_full_and_posts_nothing_more() {
-    let Some(dev) = test_device("a_full_srq_is_queue_full_and_posts_nothing_more") else {
+    let Some(dev) = any_device("a_full_srq_is_queue_full_and_posts_nothing_more") else {
         return;
     };
     for (path, ctx) in contexts(&dev) {
@@ -291,7 +289,7 @@ fn a_full_srq_is_queue_full_and_posts_nothing_more() {
 
 #[test]
 fn a_queue_pair_on_an_srq_refuses_receives_of_its_own() {
-    let Some(dev) = test_device("a_queue_pair_on_an_srq_refuses_receives_of_its_own") else {
+    let Some(dev) = any_device("a_queue_pair_on_an_srq_refuses_receives_of_its_own") else {
         return;
     };
     for (path, ctx) in contexts(&dev) {
@@ -322,7 +320,7 @@ fn a_queue_pair_on_an_srq_refuses_receives_of_its_own() {
             "{path}: {e}"
         );
         // An SRQ of another context is refused before the kernel sees its handle.
-        let other = uverbs::Context::open_by_name(&dev).unwrap();
+        let other = dev.open();
         let other_pd = other.alloc_pd().unwrap();
         let foreign = other_pd.create_srq(4, 1).unwrap();
         let e = pd
@@ -357,7 +355,7 @@ fn a_queue_pair_on_an_srq_refuses_receives_of_its_own() {
 
 #[test]
 fn the_srq_limit_fires_one_event_with_the_srq_id() {
-    let Some(dev) = test_device("the_srq_limit_fires_one_event_with_the_srq_id") else {
+    let Some(dev) = any_device("the_srq_limit_fires_one_event_with_the_srq_id") else {
         return;
     };
     const SRQ_ID: isize = 0x5a51;

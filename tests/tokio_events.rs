@@ -9,10 +9,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::test_device;
+use common::any_device;
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, AsyncEvent, AsyncEventKind, CompletionQueue,
-    Context, ProtectionDomain, QpAttr, QueuePair, ReceiveRequest, SendRequest,
+    ProtectionDomain, QpAttr, QueuePair, ReceiveRequest, SendRequest,
 };
 
 const GID_INDEX: u32 = 1;
@@ -40,11 +40,11 @@ fn connect<'a>(
 
 #[tokio::test]
 async fn wait_async_is_woken_by_a_completion() {
-    let Some(dev) = test_device("wait_async_is_woken_by_a_completion") else {
+    let Some(dev) = any_device("wait_async_is_woken_by_a_completion") else {
         return;
     };
     const RCQ_ID: isize = 0x70c1;
-    let ctx = Context::open_by_name(&dev).unwrap();
+    let ctx = dev.open();
     let channel = ctx.create_comp_channel().unwrap();
     let pd = ctx.alloc_pd().unwrap();
     let scq = ctx.create_cq(16, 1).unwrap();
@@ -107,10 +107,10 @@ async fn wait_async_is_woken_by_a_completion() {
 
 #[tokio::test]
 async fn wait_async_event_is_woken_by_an_async_event() {
-    let Some(dev) = test_device("wait_async_event_is_woken_by_an_async_event") else {
+    let Some(dev) = any_device("wait_async_event_is_woken_by_an_async_event") else {
         return;
     };
-    let ctx = Context::open_by_name(&dev).unwrap();
+    let ctx = dev.open();
     let pd = ctx.alloc_pd().unwrap();
     let cq = ctx.create_cq(16, 1).unwrap();
     let (a, _b) = connect(&pd, &cq, &cq, 0x20);

@@ -1,14 +1,109 @@
 //! Shared helpers of the integration tests.
 //!
-//! Tests that need an RDMA device get it from [`test_device`]. The VM harness (`tests/vm/run`) sets
-//! `UVERBS_TEST_DEVICE`: when it is set, the device must be there and the test fails otherwise. When it
-//! is not set, the test says that it was skipped and passes without testing anything.
+//! The verbs suites get their device from [`any_device`]: the kernel device the VM harness
+//! (`tests/vm/run`) promises in `UVERBS_TEST_DEVICE` (rxe there), or else, with the `mlx5-model`
+//! feature, a fresh software ConnectX ([`uverbs::model::Mlx5Model`]) in this process, so the same
+//! tests run on the mlx5 backend in plain `cargo test`. Tests that run tools as separate processes or
+//! compare with rdma-core need a kernel device and use [`test_device`]. When the harness promised a
+//! device and it is not there, the test fails; when nothing can be tested, the test says it was
+//! skipped and passes without testing anything.
 #![allow(dead_code)]
 
 use std::process::{Command, Output};
 
-/// The device the harness promised, or `None` (after saying so) when there is none to test on.
-pub fn test_device(test: &str) -> Option<String> {
+use uverbs::{CommandPath, Context, Device, DeviceList};
+
+/// A device to test on: the kernel's, or a model's.
+pub struct TestDevice {
+    name: String,
+    list: DeviceList,
+    #[cfg(feature = "mlx5-model")]
+    model: Option<uverbs::model::Mlx5Model>,
+}
+
+impl TestDevice {
+    /// The device's name (`rxe0`, `mlx5_0`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The device.
+    pub fn device(&self) -> Device<'_> {
+        self.list
+            .find(&self.name)
+            .expect("the test device vanished")
+    }
+
+    /// Opens it on the default command path.
+    pub fn open(&self) -> Context {
+        self.device()
+            .open()
+            .unwrap_or_else(|e| panic!("opening {}: {e}", self.name))
+    }
+
+    /// Opens it on `path`.
+    pub fn open_with(&self, path: CommandPath) -> Context {
+        self.device()
+            .open_with(path)
+            .unwrap_or_else(|e| panic!("opening {} ({path:?}): {e}", self.name))
+    }
+
+    /// Whether this is the mlx5 model (else a kernel device).
+    pub fn is_model(&self) -> bool {
+        #[cfg(feature = "mlx5-model")]
+        return self.model.is_some();
+        #[cfg(not(feature = "mlx5-model"))]
+        return false;
+    }
+
+    /// The model behind a model device.
+    #[cfg(feature = "mlx5-model")]
+    pub fn model(&self) -> Option<&uverbs::model::Mlx5Model> {
+        self.model.as_ref()
+    }
+
+    /// Whether the device's backend is mlx5 (the model or a ConnectX).
+    pub fn is_mlx5(&self) -> bool {
+        self.device().driver() == uverbs::Driver::Mlx5
+    }
+}
+
+/// The device for a verbs test: the kernel device the harness promised, or the mlx5 model where the
+/// `mlx5-model` feature is on; `None` (after saying so) when there is none to test on.
+pub fn any_device(test: &str) -> Option<TestDevice> {
+    if let Some(name) = promised_device() {
+        let list = uverbs::devices().unwrap();
+        return Some(TestDevice {
+            name,
+            list,
+            #[cfg(feature = "mlx5-model")]
+            model: None,
+        });
+    }
+    #[cfg(feature = "mlx5-model")]
+    {
+        let model = uverbs::model::Mlx5Model::new().expect("starting the mlx5 model");
+        let list = model.devices().unwrap();
+        let name = list.iter().next().unwrap().name_str().to_owned();
+        eprintln!("{test}: on the mlx5 model ({name})");
+        Some(TestDevice {
+            name,
+            list,
+            model: Some(model),
+        })
+    }
+    #[cfg(not(feature = "mlx5-model"))]
+    {
+        eprintln!(
+            "SKIPPED {test}: no RDMA device (UVERBS_TEST_DEVICE is unset; run under tests/vm/run, \
+             or enable the mlx5-model feature)"
+        );
+        None
+    }
+}
+
+/// The kernel device the harness promised (checked to be there), or `None`.
+fn promised_device() -> Option<String> {
     match std::env::var("UVERBS_TEST_DEVICE") {
         Ok(name) if !name.is_empty() => {
             let list = uverbs::devices().unwrap_or_else(|e| {
@@ -23,11 +118,18 @@ pub fn test_device(test: &str) -> Option<String> {
             );
             Some(name)
         }
-        _ => {
-            eprintln!("SKIPPED {test}: no RDMA device (UVERBS_TEST_DEVICE is unset; run under tests/vm/run)");
-            None
-        }
+        _ => None,
     }
+}
+
+/// The kernel device the harness promised (for tests that run tools as processes or compare with
+/// rdma-core), or `None` (after saying so) when there is none.
+pub fn test_device(test: &str) -> Option<String> {
+    let name = promised_device();
+    if name.is_none() {
+        eprintln!("SKIPPED {test}: no kernel RDMA device (UVERBS_TEST_DEVICE is unset; run under tests/vm/run)");
+    }
+    name
 }
 
 /// Runs a command, failing the test if it cannot be started.
