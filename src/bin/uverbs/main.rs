@@ -3,10 +3,12 @@
 //! * `uverbs devices`: as `ibv_devices`.
 //! * `uverbs devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]`: as `ibv_devinfo`.
 //! * `uverbs rc-pingpong [options] [host]`: as `ibv_rc_pingpong`.
+//! * `uverbs send-lat|write-lat|send-bw|write-bw|read-bw [options] [host]`: as perftest's `ib_*`.
 
 mod args;
 mod devinfo;
 mod json;
+mod perf;
 mod pingpong;
 
 const HELP: &str = "\
@@ -19,6 +21,9 @@ Commands:
   devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]
                                             show device and port attributes (as ibv_devinfo)
   rc-pingpong [options] [host]              RC ping-pong test (as ibv_rc_pingpong)
+  send-lat | write-lat [options] [host]     latency tests (as perftest's ib_send_lat, ib_write_lat)
+  send-bw | write-bw | read-bw [options] [host]
+                                            bandwidth tests (as ib_send_bw, ib_write_bw, ib_read_bw)
   help                                      this text
 ";
 
@@ -28,6 +33,11 @@ fn main() {
         Some("devices") => devinfo::devices_main(&argv[2..]),
         Some("devinfo") => devinfo::devinfo_main("uverbs devinfo", &argv[2..]),
         Some("rc-pingpong") => pingpong::rc_pingpong_main("uverbs rc-pingpong", &argv[2..]),
+        Some("send-lat") => perf::main(perf::Test::SendLat, &argv[2..]),
+        Some("write-lat") => perf::main(perf::Test::WriteLat, &argv[2..]),
+        Some("send-bw") => perf::main(perf::Test::SendBw, &argv[2..]),
+        Some("write-bw") => perf::main(perf::Test::WriteBw, &argv[2..]),
+        Some("read-bw") => perf::main(perf::Test::ReadBw, &argv[2..]),
         Some("help" | "-h" | "--help") => {
             print!("{HELP}");
             0
