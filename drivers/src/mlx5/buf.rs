@@ -214,6 +214,7 @@ impl Dbrec {
     }
 
     /// Word `index` (0 or 1) as an atomic.
+    #[inline]
     pub fn word(&self, index: usize) -> &AtomicU32 {
         assert!(index < 2, "a doorbell record has two words");
         // SAFETY: the record lies inside its page (offset + 8 <= page size, record_size >= 8), is
@@ -223,18 +224,21 @@ impl Dbrec {
     }
 
     /// Stores `value` (big-endian) into word `index` with release ordering.
+    #[inline]
     pub fn store(&self, index: usize, value: U32) {
         self.word(index)
             .store(u32::from_ne_bytes(value.to_bytes()), Ordering::Release);
     }
 
     /// Loads word `index` (big-endian).
+    #[inline]
     pub fn load(&self, index: usize) -> U32 {
         U32::from_bytes(self.word(index).load(Ordering::Acquire).to_ne_bytes())
     }
 }
 
 impl DoorbellRecordWriter for &Dbrec {
+    #[inline]
     fn store(&mut self, index: usize, value: U32) {
         Dbrec::store(self, index, value);
     }
@@ -252,6 +256,7 @@ mod tests {
     use std::collections::HashSet;
 
     #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
     fn buffers_are_page_aligned_zeroed_whole_pages() {
         let page = crate::sys::page_size();
         let b = DmaBuf::new(100, Verb::CreateCq).unwrap();
@@ -268,6 +273,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
     fn records_are_distinct_cache_lines_and_pages_are_reused_and_released() {
         let page = crate::sys::page_size();
         let pool = DbrecPool::new(64);
@@ -301,6 +307,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
     fn record_words_are_big_endian_in_memory() {
         let pool = DbrecPool::new(0);
         assert_eq!(pool.record_size(), 64);

@@ -103,6 +103,13 @@ impl UarLayout {
     }
 }
 
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_range(offset: usize, len: usize, range: usize) -> ! {
+    panic!("an MMIO store of {len} bytes at {offset:#x} outside {range:#x} bytes")
+}
+
 /// Volatile 64-bit stores into a range of a mapped UAR page: what [`UarWriter`] means on the device.
 #[derive(Debug)]
 pub struct MmioWriter {
@@ -120,12 +127,11 @@ impl MmioWriter {
         MmioWriter { base, len }
     }
 
+    #[inline]
     fn at(&self, offset: usize, len: usize) -> *mut u64 {
-        assert!(
-            offset % 8 == 0 && offset + len <= self.len,
-            "an MMIO store of {len} bytes at {offset:#x} outside {:#x} bytes",
-            self.len
-        );
+        if offset % 8 != 0 || offset + len > self.len {
+            out_of_range(offset, len, self.len);
+        }
         // SAFETY: in bounds (checked above) of the range `new`'s contract says is mapped.
         unsafe { self.base.as_ptr().add(offset).cast() }
     }

@@ -490,6 +490,15 @@ pub struct PostedWqe {
     pub inline: bool,
 }
 
+/// `SendQueue::last` when nothing was posted.
+const NO_WQE: PostedWqe = PostedWqe {
+    index: 0,
+    offset: 0,
+    ds: 0,
+    bbs: 0,
+    inline: false,
+};
+
 /// A completed send WQE: what [`SendQueue::retire`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retired {
@@ -509,6 +518,47 @@ pub enum DoorbellWrite {
     /// one 64-bit write.
     Register([u8; 8]),
 }
+
+/// In an [`OPCODES`] entry's `extra`: the octowords between the control segment and the data.
+const EXTRA_OCTOWORDS: u8 = 0x3;
+/// In an [`OPCODES`] entry's `extra`: the request cannot be inline (RDMA reads, atomics).
+const EXTRA_NO_INLINE: u8 = 0x40;
+/// An [`OPCODES`] entry's `extra` for atomics: remote address and atomic segments, 8-byte data.
+const EXTRA_ATOMIC: u8 = 0x80 | EXTRA_NO_INLINE | 2;
+/// An [`OPCODES`] entry for what a transport does not have (or this backend does not build).
+const BAD_OPCODE: u8 = 0xff;
+const BAD: (u8, u8) = (BAD_OPCODE, 0);
+/// The send flags a request may have.
+const KNOWN_SEND_FLAGS: u32 = wr::send_flags::FENCE
+    | wr::send_flags::SIGNALED
+    | wr::send_flags::SOLICITED
+    | wr::send_flags::INLINE;
+
+/// By [`QpType`] (as index) and verbs opcode ([`wr::opcode`]): the mlx5 opcode and the `extra` of
+/// the WQE (what [`SendQueue::check`] accepts; it has the reasons for the rest).
+const OPCODES: [[(u8, u8); 10]; 3] = {
+    let mut t = [[BAD; 10]; 3];
+    let mut q = 0;
+    while q < 3 {
+        t[q][wr::opcode::SEND as usize] = (opcode::SEND, 0);
+        t[q][wr::opcode::SEND_WITH_IMM as usize] = (opcode::SEND_IMM, 0);
+        q += 1;
+    }
+    let rc = QpType::Rc as usize;
+    let uc = QpType::Uc as usize;
+    let ud = QpType::Ud as usize;
+    t[ud][wr::opcode::SEND as usize] = (opcode::SEND, 3);
+    t[ud][wr::opcode::SEND_WITH_IMM as usize] = (opcode::SEND_IMM, 3);
+    t[rc][wr::opcode::RDMA_WRITE as usize] = (opcode::RDMA_WRITE, 1);
+    t[rc][wr::opcode::RDMA_WRITE_WITH_IMM as usize] = (opcode::RDMA_WRITE_IMM, 1);
+    t[uc][wr::opcode::RDMA_WRITE as usize] = (opcode::RDMA_WRITE, 1);
+    t[uc][wr::opcode::RDMA_WRITE_WITH_IMM as usize] = (opcode::RDMA_WRITE_IMM, 1);
+    t[rc][wr::opcode::SEND_WITH_INV as usize] = (opcode::SEND_INVAL, 0);
+    t[rc][wr::opcode::RDMA_READ as usize] = (opcode::RDMA_READ, EXTRA_NO_INLINE | 1);
+    t[rc][wr::opcode::ATOMIC_CMP_AND_SWP as usize] = (opcode::ATOMIC_CS, EXTRA_ATOMIC);
+    t[rc][wr::opcode::ATOMIC_FETCH_AND_ADD as usize] = (opcode::ATOMIC_FA, EXTRA_ATOMIC);
+    t
+};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -538,6 +588,14 @@ impl RingWriter<'_> {
             self.ring[self.pos..self.pos + OCTOWORD].copy_from_slice(unit);
             self.pos = (self.pos + OCTOWORD) & (self.ring.len() - 1);
         }
+    }
+
+    /// One octoword.
+    #[inline(always)]
+    fn put_unit(&mut self, unit: &[u8]) {
+        let len = self.ring.len();
+        self.ring[self.pos..][..OCTOWORD].copy_from_slice(unit);
+        self.pos = (self.pos + OCTOWORD) & (len - 1);
     }
 
     /// An inline segment: header, data, zero padding to the octoword.
@@ -594,7 +652,7 @@ pub struct SendQueue<B> {
     slots: Box<[Slot]>,
     /// Requests posted since the last doorbell, and the last of them.
     pending: u32,
-    last: Option<PostedWqe>,
+    last: PostedWqe,
 }
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
@@ -628,7 +686,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
             bb_tail: 0,
             slots: vec![Slot::default(); wqe_cnt as usize].into_boxed_slice(),
             pending: 0,
-            last: None,
+            last: NO_WQE,
         })
     }
 
@@ -642,7 +700,81 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
     /// entries, more entries than `max_send_sge`, an atomic without an 8-byte buffer or 8-byte
     /// aligned remote address, a WQE over [`MAX_DS`] octowords, or a full queue (`max_send_wr`
     /// requests outstanding, or not enough free basic blocks before the oldest outstanding WQE).
+    #[inline(always)]
     pub fn post(&mut self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
+        // The fast path makes every check `check` makes (and the octoword limit and the queue's
+        // space), as plain comparisons; any refusal goes to `post_checked`, which checks again one
+        // by one and says what is wrong. So the hot path builds no error.
+        macro_rules! need {
+            ($ok:expr) => {
+                if !($ok) {
+                    return self.post_checked(wr, av);
+                }
+            };
+        }
+        let cfg = &self.cfg;
+        let Some(&(mlx5_opcode, extra)) = OPCODES[cfg.qp_type as usize].get(wr.opcode as usize)
+        else {
+            return self.post_checked(wr, av);
+        };
+        let flags = wr.flags;
+        need!(mlx5_opcode != BAD_OPCODE && flags & !KNOWN_SEND_FLAGS == 0);
+        match (cfg.qp_type, wr.ud, av) {
+            (QpType::Ud, Some(ud), Some(_)) => need!(ud.remote_qpn <= 0xff_ffff),
+            (QpType::Ud, _, _) => need!(false),
+            (_, ud, av) => need!(ud.is_none() && av.is_none()),
+        }
+        let is_inline = flags & wr::send_flags::INLINE != 0;
+        let data = if is_inline {
+            let len = wr.inline.len();
+            need!(
+                wr.sges.is_empty()
+                    && extra & EXTRA_NO_INLINE == 0
+                    && len as u64 <= wr::MAX_MESSAGE
+                    && len as u64 <= u64::from(cfg.max_inline_data)
+            );
+            if len == 0 {
+                0
+            } else {
+                InlineHeader::octowords(len)
+            }
+        } else {
+            need!(wr.sges.len() <= cfg.max_send_sge as usize);
+            // One pass: the message length and the non-empty entries.
+            let (length, nonempty) = match wr.sges {
+                [] => (0, 0),
+                [s] => (u64::from(s.length), usize::from(s.length != 0)),
+                sges => sges.iter().fold((0u64, 0usize), |(l, n), s| {
+                    (l + u64::from(s.length), n + usize::from(s.length != 0))
+                }),
+            };
+            need!(length <= wr::MAX_MESSAGE);
+            if extra == EXTRA_ATOMIC {
+                need!(length >= 8 && wr.remote_addr % 8 == 0);
+            }
+            nonempty
+        };
+        let ds = 1 + usize::from(extra & EXTRA_OCTOWORDS) + data;
+        need!(ds <= MAX_DS);
+        let bbs = ds.div_ceil(SEND_WQE_BB / OCTOWORD) as u32;
+        let used = self.cur_post.wrapping_sub(self.bb_tail);
+        need!(self.head.wrapping_sub(self.tail) < cfg.max_send_wr && bbs <= self.wqe_cnt - used);
+        Ok(self.emit(
+            wr,
+            av,
+            mlx5_opcode,
+            extra,
+            ds as u8,
+            bbs,
+            is_inline && data != 0,
+        ))
+    }
+
+    /// `post` for a request the fast path did not take: the checks one by one, with the error of
+    /// the first that fails.
+    #[cold]
+    #[inline(never)]
+    fn post_checked(&mut self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
         let (mlx5_opcode, extra) = self.check(wr, av)?;
         let inline = wr.is_inline() && !wr.inline.is_empty();
         let data = if inline {
@@ -669,15 +801,38 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
                 capacity: self.cfg.max_send_wr.min(self.wqe_cnt),
             });
         }
+        let (_, extra) = OPCODES[self.cfg.qp_type as usize][wr.opcode as usize];
+        Ok(self.emit(wr, av, mlx5_opcode, extra, ds as u8, bbs, inline))
+    }
 
-        let idx = (self.cur_post & (self.wqe_cnt - 1)) as usize;
+    /// Writes the WQE of `wr` (checked: mlx5 opcode, [`OPCODES`] `extra`, size in octowords and
+    /// blocks, inline or not) at the producer counter and advances it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        wr: &SendWr<'_>,
+        av: Option<&Av>,
+        mlx5_opcode: u8,
+        extra: u8,
+        ds: u8,
+        bbs: u32,
+        inline: bool,
+    ) -> PostedWqe {
+        let start = self.cur_post;
+        let idx = (start & (self.wqe_cnt - 1)) as usize;
         let offset = idx * SEND_WQE_BB;
         let flags = wr.flags;
         let signaled = self.cfg.sq_sig_all || flags & wr::send_flags::SIGNALED != 0;
-        let bit = |on: bool, value: u8| if on { value } else { 0 };
-        let fm_ce_se = bit(flags & wr::send_flags::FENCE != 0, fm_ce_se::FENCE)
-            | bit(signaled, fm_ce_se::CQ_UPDATE)
-            | bit(flags & wr::send_flags::SOLICITED != 0, fm_ce_se::SOLICITED);
+        // The flags' bits moved to their places (FENCE 1 -> 0x80, SOLICITED 4 -> 2), without
+        // branches.
+        const _: () = assert!(
+            (wr::send_flags::FENCE as u8) << 7 == fm_ce_se::FENCE
+                && (wr::send_flags::SOLICITED as u8) >> 1 == fm_ce_se::SOLICITED
+        );
+        let fm_ce_se = ((flags as u8 & wr::send_flags::FENCE as u8) << 7)
+            | (u8::from(signaled) * fm_ce_se::CQ_UPDATE)
+            | ((flags as u8 & wr::send_flags::SOLICITED as u8) >> 1);
         let imm = match wr.opcode {
             // Already in wire order in memory (`ibv_send_wr.imm_data`).
             wr::opcode::SEND_WITH_IMM | wr::opcode::RDMA_WRITE_WITH_IMM => {
@@ -687,50 +842,59 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
             _ => U32::ZERO,
         };
         let ctrl = CtrlSeg::new(
-            self.cur_post as u16,
+            start as u16,
             mlx5_opcode,
             0,
             self.cfg.qpn,
             fm_ce_se,
-            ds as u8,
+            ds,
             0,
             imm,
         );
-
-        let mut w = RingWriter {
-            ring: self.ring.as_mut(),
-            pos: offset,
-        };
-        w.put(ctrl.as_bytes());
-        match (self.cfg.qp_type, av, wr.ud) {
+        let qp_type = self.cfg.qp_type;
+        let ring = self.ring.as_mut();
+        let mask = ring.len() - 1;
+        // The control segment and the segments up to the data never wrap: they lie in the WQE's
+        // first block (see the module documentation), which one bounds check covers.
+        let first: &mut [u8; SEND_WQE_BB] = ring[offset..]
+            .first_chunk_mut()
+            .expect("the ring is a whole number of blocks");
+        first[..16].copy_from_slice(ctrl.as_bytes());
+        match (qp_type, av, wr.ud) {
             // `check` made sure a UD request has both, and that it is a send.
-            (QpType::Ud, Some(av), Some(ud)) => {
-                w.put(DatagramSeg::new(av, ud.remote_qpn, ud.remote_qkey).as_bytes())
-            }
-            _ if wr.is_rdma() => w.put(RaddrSeg::new(wr.remote_addr, wr.rkey).as_bytes()),
-            _ if wr.is_atomic() => {
-                w.put(RaddrSeg::new(wr.remote_addr, wr.rkey).as_bytes());
-                let atomic = if wr.opcode == wr::opcode::ATOMIC_CMP_AND_SWP {
-                    AtomicSeg::compare_swap(wr.compare_add, wr.swap)
-                } else {
-                    AtomicSeg::fetch_add(wr.compare_add)
-                };
-                w.put(atomic.as_bytes());
+            (QpType::Ud, Some(av), Some(ud)) => first[16..64]
+                .copy_from_slice(DatagramSeg::new(av, ud.remote_qpn, ud.remote_qkey).as_bytes()),
+            _ if extra & EXTRA_OCTOWORDS != 0 => {
+                first[16..32].copy_from_slice(RaddrSeg::new(wr.remote_addr, wr.rkey).as_bytes());
+                if extra == EXTRA_ATOMIC {
+                    let atomic = if wr.opcode == wr::opcode::ATOMIC_CMP_AND_SWP {
+                        AtomicSeg::compare_swap(wr.compare_add, wr.swap)
+                    } else {
+                        AtomicSeg::fetch_add(wr.compare_add)
+                    };
+                    first[32..48].copy_from_slice(atomic.as_bytes());
+                }
             }
             _ => {}
         }
+        let mut w = RingWriter {
+            ring,
+            pos: (offset + OCTOWORD * (1 + usize::from(extra & EXTRA_OCTOWORDS))) & mask,
+        };
         if inline {
             w.put_inline(wr.inline);
         } else {
-            for sge in wr.sges.iter().filter(|s| s.length != 0) {
-                // rdma-core's `set_data_ptr_seg_atomic`: an atomic's buffer is 8 bytes.
-                let len = if wr.is_atomic() { 8 } else { sge.length };
-                w.put(DataSeg::new(len, sge.lkey, sge.addr).as_bytes());
+            // rdma-core's `set_data_ptr_seg_atomic`: an atomic's buffer is 8 bytes.
+            let atomic = extra == EXTRA_ATOMIC;
+            for sge in wr.sges {
+                if sge.length != 0 {
+                    let len = if atomic { 8 } else { sge.length };
+                    w.put_unit(DataSeg::new(len, sge.lkey, sge.addr).as_bytes());
+                }
             }
         }
 
-        let start = self.cur_post;
-        self.cur_post = self.cur_post.wrapping_add(bbs);
+        self.cur_post = start.wrapping_add(bbs);
         self.slots[idx] = Slot {
             wr_id: wr.wr_id,
             seq: self.head,
@@ -742,13 +906,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
         let posted = PostedWqe {
             index: start as u16,
             offset,
-            ds: ds as u8,
+            ds,
             bbs,
             inline,
         };
         self.pending += 1;
-        self.last = Some(posted);
-        Ok(posted)
+        self.last = posted;
+        posted
     }
 
     /// Checks a request against the queue; returns its mlx5 opcode and the number of octowords
@@ -856,18 +1020,32 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
     /// is inline or `bf.prefer` is set, it has more than one octoword and fits half the register;
     /// otherwise the 8-byte doorbell (rdma-core's `post_send_db`).
     pub fn plan_doorbell(&self, bf: &BlueFlameReg) -> Option<DoorbellWrite> {
-        let last = self.last.filter(|_| self.pending > 0)?;
-        if bf.enabled
-            && self.pending == 1
-            && (last.inline || bf.prefer)
-            && last.ds > 1
-            && usize::from(last.ds) <= bf.buf_size / OCTOWORD
-        {
-            return Some(DoorbellWrite::BlueFlame(last));
+        if self.pending == 0 {
+            return None;
         }
-        let mut db = [0u8; 8];
-        db.copy_from_slice(&self.ring.as_ref()[last.offset..last.offset + 8]);
-        Some(DoorbellWrite::Register(db))
+        if self.blueflame(bf) {
+            return Some(DoorbellWrite::BlueFlame(self.last));
+        }
+        Some(DoorbellWrite::Register(self.last_doorbell()))
+    }
+
+    /// Whether the doorbell of the pending requests (some) is a BlueFlame copy of the last one.
+    #[inline(always)]
+    fn blueflame(&self, bf: &BlueFlameReg) -> bool {
+        let last = &self.last;
+        bf.enabled
+            & (self.pending == 1)
+            & (last.inline | bf.prefer)
+            & (last.ds > 1)
+            & (usize::from(last.ds) <= bf.buf_size / OCTOWORD)
+    }
+
+    /// The first 8 bytes of the last WQE: the 64-bit doorbell.
+    #[inline(always)]
+    fn last_doorbell(&self) -> [u8; 8] {
+        *self.ring.as_ref()[self.last.offset..]
+            .first_chunk()
+            .expect("the ring is a whole number of blocks")
     }
 
     /// Rings the doorbell for the requests posted since the last one, as `post_send_db` does:
@@ -878,29 +1056,39 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
     ///
     /// A BlueFlame register shared between queues needs a lock around this call (rdma-core's
     /// `bf->need_lock`).
+    #[inline(always)]
     pub fn ring_doorbell(
         &mut self,
         dbrec: &mut impl DoorbellRecordWriter,
         bf: &mut BlueFlameReg,
         uar: &mut impl UarWriter,
     ) -> u32 {
-        let Some(plan) = self.plan_doorbell(bf) else {
+        let pending = self.pending;
+        if pending == 0 {
             return 0;
-        };
+        }
+        // What `plan_doorbell` plans, without building the plan.
+        let blueflame = self.blueflame(bf);
         barrier::udma_to_device_barrier();
         dbrec.store(SND_DBR, self.doorbell_record());
         barrier::mmio_wc_start();
-        match plan {
-            DoorbellWrite::BlueFlame(wqe) => {
-                for (i, block) in self.blueflame_blocks(wqe).enumerate() {
-                    uar.write_block64(bf.offset + i * SEND_WQE_BB, block);
-                }
+        if blueflame {
+            let ring = self.ring.as_ref();
+            let last = self.last;
+            for i in 0..last.bbs as usize {
+                let off = (last.offset + i * SEND_WQE_BB) & (ring.len() - 1);
+                let block = ring[off..]
+                    .first_chunk::<SEND_WQE_BB>()
+                    .expect("the ring is a whole number of blocks");
+                uar.write_block64(bf.offset + i * SEND_WQE_BB, block);
             }
-            DoorbellWrite::Register(db) => uar.write64_be(bf.offset, db),
+        } else {
+            uar.write64_be(bf.offset, self.last_doorbell());
         }
         barrier::mmio_flush_writes();
         bf.toggle();
-        std::mem::take(&mut self.pending)
+        self.pending = 0;
+        pending
     }
 }
 
@@ -990,7 +1178,7 @@ impl<B: AsRef<[u8]>> SendQueue<B> {
         self.tail = 0;
         self.bb_tail = 0;
         self.pending = 0;
-        self.last = None;
+        self.last = NO_WQE;
     }
 }
 
@@ -1267,6 +1455,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "200 000 posts: far too slow interpreted")]
     fn wr_id_lookup_after_many_wraps_and_index_wrap() {
         // 8 blocks; WQEs of 1 and 2 blocks; run the 16-bit index past 0xffff several times.
         let mut ring = vec![0u8; 8 * 64];
