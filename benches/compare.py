@@ -16,6 +16,7 @@ Times are emulator (TCG) times: compare only side by side within one run.
 
 import argparse
 import json
+import math
 import os
 import re
 import shlex
@@ -102,7 +103,8 @@ def guest(args):
         for rep in range(args.reps):
             for stack in ("perftest", "uverbs"):
                 exe = ["ib_" + tool] if stack == "perftest" else [UVERBS, tool.replace("_", "-")]
-                extra = ["-H"] if kind == "lat" and rep == 0 else []
+                # Every sample of the first successful run of each latency case, for the plot.
+                extra = ["-H"] if kind == "lat" and f"{name}/{stack}" not in hist else []
                 cmd = exe + dev + shlex.split(flags) + extra
                 port += 1
                 out, err = run_pair(cmd, cmd, port)
@@ -113,7 +115,7 @@ def guest(args):
                     row["result"] = parse_result(out, kind)
                     if row["result"] is None:
                         row["error"] = "no result line: " + out[-400:]
-                    if extra:
+                    if extra and row.get("result"):
                         hist[f"{name}/{stack}"] = parse_histogram(out)
                 results.append(row)
                 print(f"{name:22} {stack:8} rep {rep}: {row.get('result') or row.get('error')}",
@@ -235,17 +237,18 @@ def svg(hist, path):
         allv = [v for s in series.values() for v in s]
         if not allv:
             continue
-        lo = min(allv)
-        hi = sorted(allv)[int(0.999 * (len(allv) - 1))]
-        span = (hi - lo) or 1.0
+        lo = max(min(allv), 1e-3)
+        hi = max(sorted(allv)[int(0.999 * (len(allv) - 1))], lo * 1.01)
+        span = math.log(hi) - math.log(lo)
+        xpos = lambda v: pad + (w - 2 * pad) * (math.log(min(max(v, lo), hi)) - math.log(lo)) / span
         parts.append(f'<text x="{w / 2}" y="{y0 + 18}" text-anchor="middle">{case}: latency CDF '
-                     f'(usec, TCG; clipped at p99.9)</text>')
+                     f'(usec, log scale, TCG; clipped at p99.9)</text>')
         parts.append(f'<rect x="{pad}" y="{y0 + 30}" width="{w - 2 * pad}" height="{h - 80}" '
                      f'fill="none" stroke="#888"/>')
         for t in range(5):
-            v = lo + span * t / 4
-            x = pad + (w - 2 * pad) * t / 4
-            parts.append(f'<text x="{x:.1f}" y="{y0 + h - 34}" text-anchor="middle">{v:.0f}</text>')
+            v = math.exp(math.log(lo) + span * t / 4)
+            parts.append(f'<text x="{xpos(v):.1f}" y="{y0 + h - 34}" '
+                         f'text-anchor="middle">{v:.3g}</text>')
         for t in (0, 0.5, 1):
             y = y0 + 30 + (h - 80) * (1 - t)
             parts.append(f'<text x="{pad - 6}" y="{y + 4:.1f}" text-anchor="end">{t:g}</text>')
@@ -254,8 +257,7 @@ def svg(hist, path):
                 continue
             pts = []
             for j, v in enumerate(vals):
-                v = min(v, hi)
-                x = pad + (w - 2 * pad) * (v - lo) / span
+                x = xpos(v)
                 y = y0 + 30 + (h - 80) * (1 - (j + 1) / len(vals))
                 pts.append(f"{x:.1f},{y:.1f}")
             parts.append(f'<polyline fill="none" stroke="{colors[stack]}" stroke-width="1.5" '
