@@ -961,10 +961,14 @@ impl QueuePair<'_> {
     /// nothing: it is copied during the call.
     #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
     pub unsafe fn post_send_list(&self, requests: &[SendRequest<'_>]) -> Result<(), PostFailure> {
-        let (requests, refused) = self.check_datagrams(requests);
-        let (requests, refused) = match self.check_windows(requests) {
-            (checked, Some(f)) => (checked, Some(f)),
-            (checked, None) => (checked, refused),
+        let (requests, refused) = if self.inner.qp_type == uapi::IB_UVERBS_QPT_UD {
+            self.check_datagrams(requests)
+        } else {
+            (requests, None)
+        };
+        let (requests, refused, windows) = match self.check_windows(requests) {
+            (checked, Some(f), windows) => (checked, Some(f), windows),
+            (checked, None, windows) => (checked, refused, windows),
         };
         let result = match &self.inner.imp {
             // SAFETY: the requests' memory is covered by this function's contract.
@@ -977,12 +981,14 @@ impl QueuePair<'_> {
             }
         };
         // Windows bound by the requests that went in now have their new keys.
-        let posted = result
-            .as_ref()
-            .map_or_else(|f| f.index, |()| requests.len());
-        for r in &requests[..posted] {
-            if let (Some(mw), Some(bind)) = (r.mw, r.wr.bind) {
-                mw.set_rkey(bind.new_rkey);
+        if windows {
+            let posted = result
+                .as_ref()
+                .map_or_else(|f| f.index, |()| requests.len());
+            for r in &requests[..posted] {
+                if let (Some(mw), Some(bind)) = (r.mw, r.wr.bind) {
+                    mw.set_rkey(bind.new_rkey);
+                }
             }
         }
         result?;
@@ -990,13 +996,17 @@ impl QueuePair<'_> {
     }
 
     /// The requests before the first that binds a memory window of another protection domain
-    /// (which the kernel would fail with an error completion), and the error for that one.
+    /// (which the kernel would fail with an error completion), the error for that one, and whether
+    /// any of those requests binds a window.
+    #[inline]
     fn check_windows<'r, 'a>(
         &self,
         requests: &'r [SendRequest<'a>],
-    ) -> (&'r [SendRequest<'a>], Option<PostFailure>) {
+    ) -> (&'r [SendRequest<'a>], Option<PostFailure>, bool) {
+        let mut windows = false;
         for (index, r) in requests.iter().enumerate() {
             let Some(mw) = r.mw else { continue };
+            windows = true;
             if Arc::ptr_eq(mw.pd_inner(), &self.inner.pd) {
                 continue;
             }
@@ -1010,21 +1020,19 @@ impl QueuePair<'_> {
                     index,
                     error: error.into(),
                 }),
+                windows,
             );
         }
-        (requests, None)
+        (requests, None, windows)
     }
 
-    /// On a UD queue pair, the requests before the first whose address handle is of another
+    /// For a UD queue pair: the requests before the first whose address handle is of another
     /// protection domain or whose datagram exceeds the port's MTU (which the kernel would drop
     /// while reporting success), and the error for that one.
     fn check_datagrams<'r, 'a>(
         &self,
         requests: &'r [SendRequest<'a>],
     ) -> (&'r [SendRequest<'a>], Option<PostFailure>) {
-        if self.inner.qp_type != uapi::IB_UVERBS_QPT_UD {
-            return (requests, None);
-        }
         // The port as the context saw it when opened: the post makes no system call to ask again.
         let port = self.inner.pd.ctx.port1.as_ref();
         let mtu = port.and_then(|p| p.active_mtu().bytes());

@@ -341,12 +341,14 @@ impl<'a> SendRequest<'a> {
 }
 
 impl<'a> AsRef<dwr::SendWr<'a>> for SendRequest<'a> {
+    #[inline]
     fn as_ref(&self) -> &dwr::SendWr<'a> {
         &self.wr
     }
 }
 
 impl<'a> AsRef<dwr::RecvWr<'a>> for ReceiveRequest<'a> {
+    #[inline]
     fn as_ref(&self) -> &dwr::RecvWr<'a> {
         &self.wr
     }

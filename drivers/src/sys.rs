@@ -185,6 +185,7 @@ pub unsafe fn verbs_ioctl(fd: BorrowedFd<'_>, hdr: *mut ib_uverbs_ioctl_hdr) -> 
 /// header) must be null or point to memory valid for writes of the response size that the header
 /// announces (`out_words`), for the duration of the call; the same holds for any other user pointer the
 /// command carries (e.g. the zero-WR `POST_SEND` doorbell carries none).
+#[inline]
 pub unsafe fn write_command(fd: BorrowedFd<'_>, cmd: &[u8]) -> nix::Result<usize> {
     // The write itself only reads `cmd`; the kernel's writes through embedded pointers are covered by
     // the caller's contract above.

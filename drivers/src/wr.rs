@@ -124,6 +124,7 @@ pub struct SendWr<'a> {
 
 impl<'a> SendWr<'a> {
     /// A signaled SEND of `sges`.
+    #[inline]
     pub fn send(wr_id: u64, sges: &'a [Sge]) -> SendWr<'a> {
         SendWr {
             wr_id,
@@ -142,6 +143,7 @@ impl<'a> SendWr<'a> {
     }
 
     /// Whether the data travels inline.
+    #[inline]
     pub fn is_inline(&self) -> bool {
         self.flags & send_flags::INLINE != 0
     }
@@ -157,6 +159,7 @@ impl<'a> SendWr<'a> {
     }
 
     /// Whether the opcode reads or writes remote memory through `remote_addr`/`rkey`.
+    #[inline]
     pub fn is_rdma(&self) -> bool {
         matches!(
             self.opcode,
@@ -165,6 +168,7 @@ impl<'a> SendWr<'a> {
     }
 
     /// Whether the opcode is an atomic.
+    #[inline]
     pub fn is_atomic(&self) -> bool {
         matches!(
             self.opcode,
@@ -174,12 +178,14 @@ impl<'a> SendWr<'a> {
 }
 
 impl<'a> AsRef<SendWr<'a>> for SendWr<'a> {
+    #[inline]
     fn as_ref(&self) -> &SendWr<'a> {
         self
     }
 }
 
 impl<'a> AsRef<RecvWr<'a>> for RecvWr<'a> {
+    #[inline]
     fn as_ref(&self) -> &RecvWr<'a> {
         self
     }

@@ -69,11 +69,19 @@ impl RxeCq {
     /// and the consumer index is published with release ordering once for the batch.
     #[inline]
     pub fn poll(&self, max: usize, mut sink: impl FnMut(&uapi::ib_uverbs_wc)) -> usize {
+        let q = &self.queue;
+        // Nothing waiting: return without taking the lock (the common case of a poller spinning on
+        // an empty queue). The consumer index is loaded first: it never passes the producer index,
+        // so if it equals the producer index loaded after it, the queue was empty in between (with
+        // other pollers taking completions meanwhile, this poll may also see nothing where they
+        // took everything, as it might have with the lock).
+        if q.own_consumer() == q.load_producer() {
+            return 0;
+        }
         let _guard = self
             .lock
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let q = &self.queue;
         let producer = q.load_producer();
         let mut consumer = q.own_consumer();
         let mut n = 0;

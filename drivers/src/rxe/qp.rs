@@ -54,6 +54,39 @@ pub struct RxeQp {
     max_send_sge: u32,
     max_inline: u32,
     max_recv_sge: u32,
+    /// The opcodes [`RxeQp::fast_length`] accepts on this queue pair (bit `1 << opcode`): those of
+    /// [`RxeQp::check_send`]'s table that need no further check (not the local operations, not the
+    /// atomics).
+    fast_ops: u32,
+    /// Whether this is a UD queue pair.
+    is_ud: bool,
+    /// `max_inline`, and no more than [`MAX_MESSAGE`].
+    inline_limit: u64,
+}
+
+/// The opcodes `fast_ops` may hold, by queue pair type (a subset of `check_send`'s table).
+const fn fast_ops(qp_type: u8) -> u32 {
+    const fn bit(op: u32) -> u32 {
+        1 << op
+    }
+    match qp_type {
+        uapi::IB_UVERBS_QPT_RC => {
+            bit(opcode::RDMA_WRITE)
+                | bit(opcode::RDMA_WRITE_WITH_IMM)
+                | bit(opcode::SEND)
+                | bit(opcode::SEND_WITH_IMM)
+                | bit(opcode::RDMA_READ)
+                | bit(opcode::SEND_WITH_INV)
+        }
+        uapi::IB_UVERBS_QPT_UC => {
+            bit(opcode::RDMA_WRITE)
+                | bit(opcode::RDMA_WRITE_WITH_IMM)
+                | bit(opcode::SEND)
+                | bit(opcode::SEND_WITH_IMM)
+                | bit(opcode::SEND_WITH_INV)
+        }
+        _ => bit(opcode::SEND) | bit(opcode::SEND_WITH_IMM),
+    }
 }
 
 impl RxeQp {
@@ -102,6 +135,9 @@ impl RxeQp {
             max_send_sge: cap.max_send_sge,
             max_inline: cap.max_inline_data,
             max_recv_sge: cap.max_recv_sge,
+            fast_ops: fast_ops(init.qp_type),
+            is_ud: init.qp_type == uapi::IB_UVERBS_QPT_UD,
+            inline_limit: u64::from(cap.max_inline_data).min(MAX_MESSAGE),
         })
     }
 
@@ -128,6 +164,7 @@ impl RxeQp {
     }
 
     /// The state as of the last successful [`RxeQp::modify`].
+    #[inline]
     pub fn state(&self) -> u8 {
         self.state.load(Ordering::Acquire)
     }
@@ -148,6 +185,42 @@ impl RxeQp {
         self.ctx.query_qp(self.created.handle, attr_mask)
     }
 
+    /// The message length of a request that passes every check of [`RxeQp::check_send`], found
+    /// without building an error; `None` for one that may not (or that needs the full checks:
+    /// local operations, atomics), which then go through `check_send`.
+    #[inline(always)]
+    fn fast_length(&self, wr: &SendWr<'_>) -> Option<u64> {
+        let op_ok = self.fast_ops.checked_shr(wr.opcode).unwrap_or(0) & 1 != 0;
+        let dest_ok = match wr.ud {
+            None => !self.is_ud,
+            Some(d) => self.is_ud & (d.remote_qpn <= MULTICAST_QPN) & (d.ah_num != 0),
+        };
+        const FLAGS: u32 =
+            send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE;
+        if !(op_ok & dest_ok & wr.bind.is_none() & (wr.flags & !FLAGS == 0)) {
+            return None;
+        }
+        if wr.flags & send_flags::INLINE != 0 {
+            let length = wr.inline.len() as u64;
+            (wr.sges.is_empty() & (wr.opcode != opcode::RDMA_READ) & (length <= self.inline_limit))
+                .then_some(length)
+        } else {
+            if wr.sges.len() > self.max_send_sge as usize {
+                return None;
+            }
+            let length = match wr.sges {
+                [] => 0,
+                [sge] => u64::from(sge.length),
+                sges => sges.iter().map(|s| u64::from(s.length)).sum(),
+            };
+            (length <= MAX_MESSAGE).then_some(length)
+        }
+    }
+
+    /// Every check of a send request, with the error for the first it fails: the slow path, for
+    /// the requests [`RxeQp::fast_length`] does not take.
+    #[cold]
+    #[inline(never)]
     fn check_send(&self, wr: &SendWr<'_>) -> Result<()> {
         let bad = |what: String| Error::InvalidArgument {
             verb: Verb::PostSend,
@@ -275,6 +348,7 @@ impl RxeQp {
     /// their memory regions until the request completes: it must stay allocated, and unwritten (or
     /// unaccessed, for READ and atomics), until the completion has been polled. Inline data is copied
     /// during the call and needs nothing.
+    #[inline]
     pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
@@ -299,26 +373,29 @@ impl RxeQp {
             let mut consumer = q.load_consumer();
             for (index, wr) in wrs.iter().enumerate() {
                 let wr = wr.as_ref();
-                if let Err(error) = self.check_send(wr) {
-                    failure = Some(PostError { index, error });
-                    break;
-                }
-                if q.next(producer) == consumer {
+                let length = match self.fast_length(wr) {
+                    Some(length) => length,
+                    None => match self.check_send(wr) {
+                        Ok(()) => wr.length(),
+                        Err(error) => {
+                            failure = Some(PostError { index, error });
+                            break;
+                        }
+                    },
+                };
+                let next = q.next(producer);
+                if next == consumer {
                     consumer = q.load_consumer();
-                    if q.next(producer) == consumer {
-                        let error = Error::QueueFull {
-                            verb: Verb::PostSend,
-                            capacity: q.capacity(),
-                        };
-                        failure = Some(PostError { index, error });
+                    if next == consumer {
+                        failure = Some(queue_full(index, q.capacity()));
                         break;
                     }
                 }
                 // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
-                // publish the producer index; `check_send` bounded what goes in by the slot's payload
-                // size.
-                unsafe { self.write_send_wqe(q.slot(producer), wr) };
-                producer = q.next(producer);
+                // publish the producer index; the checks bounded what goes in by the slot's payload
+                // size, and `length` is the request's (at most MAX_MESSAGE, so it fits in 32 bits).
+                unsafe { write_send_wqe(q.slot(producer), wr, length as u32) };
+                producer = next;
                 posted += 1;
             }
             if posted > 0 {
@@ -344,69 +421,6 @@ impl RxeQp {
             }
         }
         failure.map_or(Ok(()), Err)
-    }
-
-    /// Fills one send WQE.
-    ///
-    /// # Safety
-    /// `slot` must be a free slot of the send ring with room for the header and the request's payload.
-    unsafe fn write_send_wqe(&self, slot: *mut u8, wr: &SendWr<'_>) {
-        let length = wr.length() as u32;
-        let mut wqe = uapi::rxe_send_wqe::new_zeroed();
-        wqe.wr.wr_id = wr.wr_id;
-        wqe.wr.opcode = wr.opcode;
-        wqe.wr.send_flags = wr.flags;
-        wqe.wr.ex = wr.imm_or_inv;
-        if wr.is_rdma() {
-            wqe.wr.set_rdma(&uapi::rxe_send_wr_rdma {
-                remote_addr: wr.remote_addr,
-                rkey: wr.rkey,
-                reserved: 0,
-            });
-            wqe.iova = wr.remote_addr;
-        } else if wr.is_atomic() {
-            wqe.wr.set_atomic(&uapi::rxe_send_wr_atomic {
-                remote_addr: wr.remote_addr,
-                compare_add: wr.compare_add,
-                swap: wr.swap,
-                rkey: wr.rkey,
-                reserved: 0,
-            });
-            wqe.iova = wr.remote_addr;
-        } else if let Some(b) = wr.bind {
-            wqe.wr.set_mw(&uapi::rxe_send_wr_mw {
-                addr: b.addr,
-                length: b.length,
-                mr_lkey: b.mr_lkey,
-                mw_rkey: b.mw_rkey,
-                rkey: b.new_rkey,
-                access: b.access,
-            });
-        } else if let Some(ud) = wr.ud {
-            wqe.wr.set_ud(&uapi::rxe_send_wr_ud {
-                remote_qpn: ud.remote_qpn,
-                remote_qkey: ud.remote_qkey,
-                ah_num: ud.ah_num,
-                ..Default::default()
-            });
-        }
-        wqe.dma.length = length;
-        wqe.dma.resid = length;
-        wqe.dma.num_sge = wr.sges.len() as u32;
-        let header = wqe.as_bytes();
-        // SAFETY: the slot holds at least SEND_WQE_HEADER bytes (checked at mapping).
-        unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), slot, header.len()) };
-        // SAFETY: the payload area starts right after the header and holds max(max_send_sge * 16,
-        // max_inline) bytes (checked at mapping); check_send kept the request within those limits.
-        let payload = unsafe { slot.add(SEND_WQE_HEADER) };
-        if wr.is_inline() {
-            // SAFETY: check_send bounded the inline data by max_inline, which the payload area holds.
-            unsafe { std::ptr::copy_nonoverlapping(wr.inline.as_ptr(), payload, wr.inline.len()) };
-        } else {
-            let sges = wr.sges.as_bytes();
-            // SAFETY: at most max_send_sge entries, which fit the payload area.
-            unsafe { std::ptr::copy_nonoverlapping(sges.as_ptr(), payload, sges.len()) };
-        }
     }
 
     /// Posts receive work requests: no system call. The queue pair must be out of RESET.
@@ -444,6 +458,122 @@ impl RxeQp {
         // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory contract
         // is this function's.
         unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }
+    }
+}
+
+/// The error of a post that found the send ring full (out of line: the loop only branches to it).
+#[cold]
+#[inline(never)]
+fn queue_full(index: usize, capacity: u32) -> PostError {
+    PostError {
+        index,
+        error: Error::QueueFull {
+            verb: Verb::PostSend,
+            capacity,
+        },
+    }
+}
+
+/// Fills one send WQE in place: the fields the kernel reads, and its own bookkeeping fields zeroed
+/// (as a fresh WQE has them). Only the address vector of the union's `ud` member (read for an
+/// address handle number of 0, which [`RxeQp::check_send`] refuses) is left as it was.
+///
+/// # Safety
+/// `slot` must be a free, 8-byte aligned slot of the send ring with room for the header and the
+/// request's payload (checked: at most `max_send_sge` entries, or `max_inline` bytes inline);
+/// `length` must be the request's message length.
+#[inline(always)]
+unsafe fn write_send_wqe(slot: *mut u8, wr: &SendWr<'_>, length: u32) {
+    use std::ptr::addr_of_mut;
+    const UNION: usize = std::mem::offset_of!(uapi::rxe_send_wr, wr);
+    let wqe = slot.cast::<uapi::rxe_send_wqe>();
+    debug_assert!(wqe.is_aligned());
+    // SAFETY: the slot holds a whole rxe_send_wqe, is aligned for it (the ring's slots are 8-byte
+    // aligned powers of two of at least 256 bytes) and is ours; every write goes through raw
+    // pointers to plain integer fields, with no reference to the slot made.
+    unsafe {
+        addr_of_mut!((*wqe).wr.wr_id).write(wr.wr_id);
+        addr_of_mut!((*wqe).wr.reserved).write(0);
+        addr_of_mut!((*wqe).wr.opcode).write(wr.opcode);
+        addr_of_mut!((*wqe).wr.send_flags).write(wr.flags);
+        addr_of_mut!((*wqe).wr.ex).write(wr.imm_or_inv);
+        // The union: the first 32 bytes hold every member the kernel reads here (all of `rdma`,
+        // `atomic` and `mw`, and `ud` up to its address vector); what a request does not use is 0.
+        let union = slot.add(UNION);
+        let mut iova = 0;
+        if wr.is_rdma() {
+            union
+                .cast::<uapi::rxe_send_wr_rdma>()
+                .write(uapi::rxe_send_wr_rdma {
+                    remote_addr: wr.remote_addr,
+                    rkey: wr.rkey,
+                    reserved: 0,
+                });
+            union.add(16).cast::<[u64; 2]>().write([0; 2]);
+            iova = wr.remote_addr;
+        } else if wr.is_atomic() {
+            union
+                .cast::<uapi::rxe_send_wr_atomic>()
+                .write(uapi::rxe_send_wr_atomic {
+                    remote_addr: wr.remote_addr,
+                    compare_add: wr.compare_add,
+                    swap: wr.swap,
+                    rkey: wr.rkey,
+                    reserved: 0,
+                });
+            iova = wr.remote_addr;
+        } else if let Some(b) = wr.bind {
+            union
+                .cast::<uapi::rxe_send_wr_mw>()
+                .write(uapi::rxe_send_wr_mw {
+                    addr: b.addr,
+                    length: b.length,
+                    mr_lkey: b.mr_lkey,
+                    mw_rkey: b.mw_rkey,
+                    rkey: b.new_rkey,
+                    access: b.access,
+                });
+        } else if let Some(ud) = wr.ud {
+            let u = union.cast::<uapi::rxe_send_wr_ud>();
+            addr_of_mut!((*u).remote_qpn).write(ud.remote_qpn);
+            addr_of_mut!((*u).remote_qkey).write(ud.remote_qkey);
+            addr_of_mut!((*u).pkey_index).write(0);
+            addr_of_mut!((*u).reserved).write(0);
+            addr_of_mut!((*u).ah_num).write(ud.ah_num);
+            addr_of_mut!((*u).pad).write([0; 4]);
+        } else {
+            union.cast::<[u64; 4]>().write([0; 4]);
+        }
+        addr_of_mut!((*wqe).status).write(0);
+        addr_of_mut!((*wqe).state).write(0);
+        addr_of_mut!((*wqe).iova).write(iova);
+        addr_of_mut!((*wqe).mask).write(0);
+        addr_of_mut!((*wqe).first_psn).write(0);
+        addr_of_mut!((*wqe).last_psn).write(0);
+        addr_of_mut!((*wqe).ack_length).write(0);
+        addr_of_mut!((*wqe).ssn).write(0);
+        addr_of_mut!((*wqe).has_rd_atomic).write(0);
+        addr_of_mut!((*wqe).dma).write(uapi::rxe_dma_info {
+            length,
+            resid: length,
+            cur_sge: 0,
+            num_sge: wr.sges.len() as u32,
+            sge_offset: 0,
+            reserved: 0,
+        });
+        // The payload area starts right after the header and holds max(max_send_sge * 16,
+        // max_inline) bytes (checked at mapping); the checks kept the request within those limits.
+        let payload = slot.add(SEND_WQE_HEADER);
+        if wr.flags & send_flags::INLINE != 0 {
+            std::ptr::copy_nonoverlapping(wr.inline.as_ptr(), payload, wr.inline.len());
+        } else {
+            let sges = payload.cast::<Sge>();
+            match wr.sges {
+                [] => {}
+                [sge] => sges.write(*sge),
+                list => std::ptr::copy_nonoverlapping(list.as_ptr(), sges, list.len()),
+            }
+        }
     }
 }
 

@@ -82,6 +82,7 @@ impl Queue {
     }
 
     /// How many elements the queue holds (one slot always stays empty).
+    #[inline]
     pub fn capacity(&self) -> u32 {
         self.mask
     }
@@ -96,6 +97,7 @@ impl Queue {
         self.map.len()
     }
 
+    #[inline]
     fn index(&self, offset: usize) -> &AtomicU32 {
         // SAFETY: both index words lie inside the header, which `map` checked is in bounds; they are
         // 4-byte aligned (offsets 128 and 256 of a page-aligned mapping) and live as long as `self`.
@@ -105,50 +107,59 @@ impl Queue {
 
     /// The producer index, loaded with acquire ordering (we are the consumer: what the producer wrote
     /// before publishing it is visible).
+    #[inline]
     pub fn load_producer(&self) -> u32 {
         self.index(PRODUCER_OFFSET).load(Ordering::Acquire) & self.mask
     }
 
     /// The consumer index, loaded with acquire ordering (we are the producer: the slots the consumer
     /// released are free to overwrite).
+    #[inline]
     pub fn load_consumer(&self) -> u32 {
         self.index(CONSUMER_OFFSET).load(Ordering::Acquire) & self.mask
     }
 
     /// Our own producer index, as last published.
+    #[inline]
     pub fn own_producer(&self) -> u32 {
         self.index(PRODUCER_OFFSET).load(Ordering::Relaxed) & self.mask
     }
 
     /// Our own consumer index, as last published.
+    #[inline]
     pub fn own_consumer(&self) -> u32 {
         self.index(CONSUMER_OFFSET).load(Ordering::Relaxed) & self.mask
     }
 
     /// Publishes a new producer index with release ordering: the slots written before become visible
     /// to the kernel.
+    #[inline]
     pub fn publish_producer(&self, index: u32) {
         self.index(PRODUCER_OFFSET)
             .store(index & self.mask, Ordering::Release);
     }
 
     /// Publishes a new consumer index with release ordering: the slots read before may be reused.
+    #[inline]
     pub fn publish_consumer(&self, index: u32) {
         self.index(CONSUMER_OFFSET)
             .store(index & self.mask, Ordering::Release);
     }
 
     /// The index after `index`.
+    #[inline]
     pub fn next(&self, index: u32) -> u32 {
         index.wrapping_add(1) & self.mask
     }
 
     /// How many elements lie between `from` (inclusive) and `to` (exclusive).
+    #[inline]
     pub fn distance(&self, from: u32, to: u32) -> u32 {
         to.wrapping_sub(from) & self.mask
     }
 
     /// A pointer to slot `index` (masked), valid for `elem_size()` bytes while `self` lives.
+    #[inline]
     pub fn slot(&self, index: u32) -> *mut u8 {
         let offset = DATA_OFFSET + (((index & self.mask) as usize) << self.log2_elem);
         // SAFETY: `map` checked that every slot lies inside the mapping, and the index is masked.
