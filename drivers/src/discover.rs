@@ -235,6 +235,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "creates files (mkdir): Miri isolates the file system")]
     fn finds_devices_from_sysfs_alone() {
         let t = fake_tree();
         let r = t.path();
@@ -280,6 +281,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "creates files (mkdir): Miri isolates the file system")]
     fn no_uverbs_class_is_enosys() {
         let t = fake_tree();
         let err = devices_in(t.path(), Path::new("/dev/infiniband"), None).unwrap_err();
@@ -288,6 +290,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "creates files (mkdir): Miri isolates the file system")]
     fn empty_uverbs_class_means_no_devices() {
         let t = fake_tree();
         write(t.path(), "class/infiniband_verbs/abi_version", "6\n");
@@ -297,6 +300,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "creates files (mkdir): Miri isolates the file system")]
     fn unknown_driver_is_other() {
         let t = fake_tree();
         write(t.path(), "class/infiniband_verbs/uverbs0/ibdev", "hfi1_0\n");

@@ -137,6 +137,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "poll(2): not supported by Miri")]
     fn empty_file_times_out_and_a_record_is_read_whole() {
         let (r, mut w) = pipe();
         assert_eq!(

@@ -481,6 +481,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
     fn free_list_post_complete_and_full() {
         let s = shared(3, 2);
         assert_eq!(s.sizes.capacity(), 3);
