@@ -277,7 +277,14 @@ impl Context {
     }
 
     /// The driver-level context, for tools and tests that issue raw commands.
-    pub fn driver_context(&self) -> &drv::Context {
+    ///
+    /// # Safety
+    /// The driver level trusts its caller with what the kernel and the device will touch: raw
+    /// addresses (`reg_mr`), commands carrying user pointers (`Channel::raw`), doorbell registers.
+    /// The caller must only pass memory that stays valid for as long as the kernel object or the
+    /// command uses it, and must not break the invariants of the objects this crate created.
+    #[allow(unsafe_code)]
+    pub unsafe fn driver_context(&self) -> &drv::Context {
         &self.inner.drv
     }
 }

@@ -163,7 +163,8 @@ fn a_bad_handle_is_a_typed_kernel_error() {
         return;
     };
     let ctx = uverbs::Context::open_by_name(&name).unwrap();
-    let chan = ctx.driver_context().channel();
+    // SAFETY: only a raw destroy of a handle that does not exist is sent: no user memory at all.
+    let chan = unsafe { ctx.driver_context() }.channel();
     // Destroying a protection domain that does not exist, through the ioctl interface.
     let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_PD, uapi::UVERBS_METHOD_PD_DESTROY);
     cmd.idr(uapi::UVERBS_ATTR_DESTROY_PD_HANDLE, 0xdead);

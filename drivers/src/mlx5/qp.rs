@@ -152,7 +152,8 @@ impl QpSizes {
                 QpType::Ud => (MAX_DS - 4, MAX_DS - 4),
                 QpType::Rc | QpType::Uc => (MAX_DS - 3, MAX_DS - 2),
             };
-            max_inline_data = (wqe_size - overhead - INLINE_HEADER_SIZE)
+            max_inline_data = wqe_size
+                .saturating_sub(overhead + INLINE_HEADER_SIZE)
                 .min(data_after_inline * 16 - INLINE_HEADER_SIZE)
                 as u32;
             if cap.max_send_sge as usize > data_after_sge {
@@ -202,8 +203,14 @@ impl QpSizes {
                     limits.max_rq_desc_sz
                 )));
             }
-            let wq_size =
-                (cap.max_recv_wr.next_power_of_two() as usize * wqe_size).max(SEND_WQE_BB);
+            let wrs = cap
+                .max_recv_wr
+                .checked_next_power_of_two()
+                .ok_or_else(|| bad(format!("{} receive work requests", cap.max_recv_wr)))?;
+            let wq_size = (wrs as usize)
+                .checked_mul(wqe_size)
+                .ok_or_else(|| bad(format!("{} receive work requests", cap.max_recv_wr)))?
+                .max(SEND_WQE_BB);
             rq_wqe_cnt = (wq_size / wqe_size) as u32;
             rq_wqe_shift = wqe_size.trailing_zeros();
             rq_max_post = rq_wqe_cnt;
@@ -921,6 +928,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
     fn receive_wqes_and_terminator() {
         let buf = DmaBuf::new(4096, Verb::CreateQp).unwrap();
         let mut rq = RecvQueue {
