@@ -454,10 +454,43 @@ impl RxeQp {
                 },
             });
         }
-        let _guard = self.rq_lock.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory contract
-        // is this function's.
-        unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }
+        let posted = {
+            let _guard = self.rq_lock.lock().unwrap_or_else(|p| p.into_inner());
+            // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
+            // contract is this function's.
+            unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }
+        };
+        if current == state::ERR {
+            // rxe flushes the receive ring only when its responder runs, which a move to ERR
+            // schedules once: receives posted after that would never complete. Verbs require them
+            // to be flushed, so ask again (a modify to ERR from ERR only reschedules the flush).
+            self.reflush(wrs.len(), &posted)?;
+        }
+        posted
+    }
+
+    /// Moves the queue pair to ERR again after receives were posted in ERR, so that rxe flushes them.
+    #[cold]
+    #[inline(never)]
+    fn reflush(
+        &self,
+        count: usize,
+        posted: &std::result::Result<(), PostError>,
+    ) -> std::result::Result<(), PostError> {
+        let posted_count = match posted {
+            Ok(()) => count,
+            Err(e) => e.index,
+        };
+        if posted_count == 0 {
+            return Ok(());
+        }
+        let mut req = uapi::ib_uverbs_modify_qp::new_zeroed();
+        req.attr_mask = 1; // IB_QP_STATE
+        req.qp_state = state::ERR;
+        self.modify(&req).map_err(|error| PostError {
+            index: posted_count,
+            error,
+        })
     }
 }
 
