@@ -1332,12 +1332,10 @@ fn hostile_catalogue() {
 /// A receive posted to a queue pair in ERR must complete with `WR_FLUSH_ERR` (verbs flush every
 /// request posted in the error state). The library accepts the post (only sends need RTS).
 ///
-/// The mlx5 model flushes it at once. On rxe it is never completed once rxe has flushed the queue
-/// pair: rxe flushes a receive queue when its responder task runs (scheduled by the move to ERR),
-/// posting a receive is no system call, and nothing wakes the responder again — the completion is
-/// lost (until a later MODIFY_QP to ERR, which flushes it: checked below). If the post beats the
-/// task, which TCG makes a race, the receive is flushed; the wait before posting takes the race
-/// out.
+/// The mlx5 model flushes it at once. rxe flushes a receive queue only when its responder task runs
+/// (scheduled by the move to ERR) and posting a receive is no system call, so without help the
+/// completion would be lost; the rxe backend therefore moves a QP it knows to be in ERR to ERR
+/// again after such a post. The wait before posting makes sure rxe's first flush is over.
 #[test]
 fn hostile_receive_posted_in_error_is_flushed() {
     let Some(dev) = any_device("hostile_receive_posted_in_error_is_flushed") else {
