@@ -485,7 +485,7 @@ impl RxeQp {
             return Ok(());
         }
         let mut req = uapi::ib_uverbs_modify_qp::new_zeroed();
-        req.attr_mask = 1; // IB_QP_STATE
+        req.attr_mask = crate::qp_state::mask::STATE;
         req.qp_state = state::ERR;
         self.modify(&req).map_err(|error| PostError {
             index: posted_count,

@@ -92,41 +92,8 @@ use state::{qps, Event, Qp, Srq, State};
 /// The active MTU of the model's port in bytes (`IB_MTU_4096`): the largest UD datagram.
 pub const PORT_MTU: u32 = 4096;
 
-/// `ib_qp_attr_mask` bits [`Hca::modify_qp`] looks at.
-pub mod qp_attr_mask {
-    /// `IB_QP_STATE`.
-    pub const STATE: u32 = 1 << 0;
-    /// `IB_QP_ACCESS_FLAGS`.
-    pub const ACCESS_FLAGS: u32 = 1 << 3;
-    /// `IB_QP_PKEY_INDEX`.
-    pub const PKEY_INDEX: u32 = 1 << 4;
-    /// `IB_QP_PORT`.
-    pub const PORT: u32 = 1 << 5;
-    /// `IB_QP_QKEY`.
-    pub const QKEY: u32 = 1 << 6;
-    /// `IB_QP_AV`.
-    pub const AV: u32 = 1 << 7;
-    /// `IB_QP_PATH_MTU`.
-    pub const PATH_MTU: u32 = 1 << 8;
-    /// `IB_QP_TIMEOUT`.
-    pub const TIMEOUT: u32 = 1 << 9;
-    /// `IB_QP_RETRY_CNT`.
-    pub const RETRY_CNT: u32 = 1 << 10;
-    /// `IB_QP_RNR_RETRY`.
-    pub const RNR_RETRY: u32 = 1 << 11;
-    /// `IB_QP_RQ_PSN`.
-    pub const RQ_PSN: u32 = 1 << 12;
-    /// `IB_QP_MAX_QP_RD_ATOMIC`.
-    pub const MAX_QP_RD_ATOMIC: u32 = 1 << 13;
-    /// `IB_QP_MIN_RNR_TIMER`.
-    pub const MIN_RNR_TIMER: u32 = 1 << 15;
-    /// `IB_QP_SQ_PSN`.
-    pub const SQ_PSN: u32 = 1 << 16;
-    /// `IB_QP_MAX_DEST_RD_ATOMIC`.
-    pub const MAX_DEST_RD_ATOMIC: u32 = 1 << 17;
-    /// `IB_QP_DEST_QPN`.
-    pub const DEST_QPN: u32 = 1 << 20;
-}
+/// `ib_qp_attr_mask` bits [`Hca::modify_qp`] looks at: the kernel's state table's own.
+pub use crate::qp_state::mask as qp_attr_mask;
 
 /// Where the HCA delivers events: implemented by the kernel half, which owns the event files.
 pub trait EventSink: Send + Sync + std::fmt::Debug {
