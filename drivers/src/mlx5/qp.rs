@@ -31,8 +31,8 @@ use super::doorbell::{RCV_DBR, SND_DBR};
 use super::srq::{Mlx5Srq, SrqShared};
 use super::uar::Uars;
 use super::wqe::{
-    Av, DataSeg, QpType, Retired, SendQueue, SendQueueConfig, INVALID_LKEY, MAX_DS, MAX_WQE_COUNT,
-    SEND_WQE_BB,
+    Av, DataSeg, QpType, Retired, SendQueue, SendQueueConfig, SendRing, INVALID_LKEY, MAX_DS,
+    MAX_WQE_COUNT, SEND_WQE_BB,
 };
 use super::{Mlx5Context, Resource};
 use crate::barrier;
@@ -253,9 +253,12 @@ pub fn create_qp_cmd(
 
 /// The send ring: the SQ part of the QP buffer, as [`SendQueue`] takes it.
 ///
-/// It hands out byte slices over the ring. That is sound although the device reads the ring
-/// concurrently: the device only reads it, and only the WQEs that are posted and not completed,
-/// which `SendQueue` never writes; the CPU side accesses the ring only under the send queue's lock.
+/// The device reads the ring concurrently (when it is the mlx5 model, from another thread of this
+/// process), so no reference handed out may cover bytes the device could be reading while the
+/// CPU writes them. Reads (`AsRef`) may cover the whole ring: the device only reads it too. Writes
+/// ([`SendRing::wqe_mut`]) cover only the blocks of the WQE being built, which no posted,
+/// uncompleted WQE occupies, so the device does not read them until the doorbell record publishes
+/// them. All CPU-side access happens under the send queue's lock.
 #[derive(Debug)]
 pub struct SqRing {
     ptr: NonNull<u8>,
@@ -266,21 +269,47 @@ pub struct SqRing {
 // type's documentation for why sharing it with the device is sound.
 unsafe impl Send for SqRing {}
 
+impl SqRing {
+    /// The send ring of `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// The `len` bytes at `ptr` must stay valid for reads and writes as long as the ring lives,
+    /// and nothing but this ring may write them (the device may read them at any time).
+    pub unsafe fn new(ptr: NonNull<u8>, len: usize) -> SqRing {
+        SqRing { ptr, len }
+    }
+}
+
 impl AsRef<[u8]> for SqRing {
     fn as_ref(&self) -> &[u8] {
         // SAFETY: `len` bytes at `ptr` are the SQ part of the QP buffer, alive as long as the
-        // `QpShared` that owns both; no one writes them while this borrow lasts (writes need
-        // `&mut self`, taken under the send queue's lock, and the device only reads).
+        // `QpShared` that owns both; nothing writes them while this borrow lasts (CPU writes need
+        // `&mut self`, and the device only reads).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
-impl AsMut<[u8]> for SqRing {
-    fn as_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `as_ref`; `&mut self` (under the send queue's lock) makes this the only
-        // CPU-side access, and the bytes `SendQueue` writes are free blocks the device does not
-        // read (see the type's documentation).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+impl SendRing for SqRing {
+    #[inline(always)]
+    fn wqe_mut(&mut self, offset: usize, len: usize) -> (&mut [u8], &mut [u8]) {
+        assert!(
+            offset < self.len && len <= self.len,
+            "WQE blocks {offset}+{len} outside a send ring of {} bytes",
+            self.len
+        );
+        let head = len.min(self.len - offset);
+        // SAFETY: `[offset, offset + head)` and `[0, len - head)` are disjoint ranges inside the
+        // ring (checked above: `len - head` is at most `offset` when the range wraps, and zero
+        // otherwise), alive as long as the `QpShared` that owns it. `&mut self` (under the send
+        // queue's lock) makes these the only CPU-side references, and the device does not read
+        // these bytes: `SendQueue` asks only for blocks of no posted, uncompleted WQE.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), head),
+                std::slice::from_raw_parts_mut(self.ptr.as_ptr(), len - head),
+            )
+        }
     }
 }
 
@@ -519,10 +548,9 @@ impl Mlx5Qp {
         let sq = if sizes.sq_wqe_cnt > 0 {
             // SAFETY: the SQ starts at sq_offset and is sq_wqe_cnt blocks long, inside the buffer.
             let ptr = unsafe { NonNull::new_unchecked(base.as_ptr().add(sizes.sq_offset)) };
-            let ring = SqRing {
-                ptr,
-                len: sizes.sq_wqe_cnt as usize * SEND_WQE_BB,
-            };
+            // SAFETY: those bytes live in `buf`, which the `QpShared` holding this ring owns;
+            // only this ring's `SendQueue` writes them, and the device only reads them.
+            let ring = unsafe { SqRing::new(ptr, sizes.sq_wqe_cnt as usize * SEND_WQE_BB) };
             let cfg = SendQueueConfig {
                 qpn: created.qpn,
                 user_index: uidx,

@@ -571,38 +571,72 @@ struct Slot {
     opcode: u8,
 }
 
-/// Writes octowords into the ring from a byte offset, continuing at offset 0 after the end.
-struct RingWriter<'r> {
-    ring: &'r mut [u8],
+/// The memory a [`SendQueue`] builds WQEs in: the SQ part of a QP buffer, or any byte buffer.
+///
+/// The device reads the posted WQEs while the driver writes the free blocks after them, so the
+/// queue never asks for the whole ring mutably: it reads through `AsRef` (the device only reads
+/// too) and writes through [`wqe_mut`](SendRing::wqe_mut), which borrows just the blocks of the one
+/// WQE being built. Any `AsRef<[u8]> + AsMut<[u8]>` buffer (a `Vec<u8>`, a `&mut [u8]`) is a
+/// `SendRing`; a ring the device shares implements `wqe_mut` over exactly those bytes.
+pub trait SendRing: AsRef<[u8]> {
+    /// The `len` bytes from `offset`, continuing at offset 0 after the ring's end, as two slices
+    /// (the second empty unless they wrap). The queue asks only for whole blocks of the ring
+    /// (`offset` block aligned and inside it, `len` a positive multiple of the block at most the
+    /// ring's length) that no posted, uncompleted WQE occupies.
+    fn wqe_mut(&mut self, offset: usize, len: usize) -> (&mut [u8], &mut [u8]);
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> SendRing for T {
+    #[inline(always)]
+    fn wqe_mut(&mut self, offset: usize, len: usize) -> (&mut [u8], &mut [u8]) {
+        let (front, back) = self.as_mut().split_at_mut(offset);
+        match back.len().checked_sub(len) {
+            Some(_) => (&mut back[..len], &mut []),
+            None => {
+                let wrapped = len - back.len();
+                (back, &mut front[..wrapped])
+            }
+        }
+    }
+}
+
+/// Writes a WQE's octowords into its blocks: `head` from the WQE's start up to the ring's end at
+/// most, then `tail` from the ring's start. Both are whole blocks, so no octoword straddles them.
+struct WqeWriter<'r> {
+    head: &'r mut [u8],
+    tail: &'r mut [u8],
+    /// Bytes written so far, from the WQE's start.
     pos: usize,
 }
 
-impl RingWriter<'_> {
+impl WqeWriter<'_> {
+    /// The next octoword of the WQE.
+    #[inline(always)]
+    fn unit(&mut self) -> &mut [u8; OCTOWORD] {
+        let pos = self.pos;
+        self.pos += OCTOWORD;
+        let at = match pos.checked_sub(self.head.len()) {
+            None => &mut self.head[pos..],
+            Some(wrapped) => &mut self.tail[wrapped..],
+        };
+        at.first_chunk_mut()
+            .expect("a WQE's octowords lie in its blocks")
+    }
+
+    /// One octoword.
     // Always inlined: a segment of known size is then stored straight into the ring. Called, it
     // cost a call per segment, and the segment went through a stack temporary whose 16-byte
     // reloads stalled on store forwarding (atomics +10 ns: drivers/benches/mlx5_wqe.rs).
     #[inline(always)]
-    fn put(&mut self, bytes: &[u8]) {
-        debug_assert_eq!(bytes.len() % OCTOWORD, 0);
-        for unit in bytes.chunks_exact(OCTOWORD) {
-            self.ring[self.pos..self.pos + OCTOWORD].copy_from_slice(unit);
-            self.pos = (self.pos + OCTOWORD) & (self.ring.len() - 1);
-        }
-    }
-
-    /// One octoword.
-    #[inline(always)]
     fn put_unit(&mut self, unit: &[u8]) {
-        let len = self.ring.len();
-        self.ring[self.pos..][..OCTOWORD].copy_from_slice(unit);
-        self.pos = (self.pos + OCTOWORD) & (len - 1);
+        self.unit().copy_from_slice(unit);
     }
 
     /// An inline segment: header, data, zero padding to the octoword.
     #[inline]
     fn put_inline(&mut self, data: &[u8]) {
         let len = InlineHeader::octowords(data.len()) * OCTOWORD;
-        if let Some(seg) = self.ring.get_mut(self.pos..self.pos + len) {
+        if let Some(seg) = self.head.get_mut(self.pos..self.pos + len) {
             // Before the ring end: straight into the ring, not through 16-byte temporaries (whose
             // reloads stall on store forwarding: inline sends +12 ns).
             let (header, rest) = seg.split_at_mut(4);
@@ -610,18 +644,18 @@ impl RingWriter<'_> {
             let (bytes, padding) = rest.split_at_mut(data.len());
             bytes.copy_from_slice(data);
             padding.fill(0);
-            self.pos = (self.pos + len) & (self.ring.len() - 1);
+            self.pos += len;
             return;
         }
-        let mut unit = [0u8; OCTOWORD];
+        let (first, rest) = data.split_at(data.len().min(OCTOWORD - 4));
+        let unit = self.unit();
         unit[..4].copy_from_slice(InlineHeader::new(data.len() as u32).as_bytes());
-        let first = data.len().min(OCTOWORD - 4);
-        unit[4..4 + first].copy_from_slice(&data[..first]);
-        self.put(&unit);
-        for chunk in data[first..].chunks(OCTOWORD) {
-            let mut unit = [0u8; OCTOWORD];
+        unit[4..4 + first.len()].copy_from_slice(first);
+        unit[4 + first.len()..].fill(0);
+        for chunk in rest.chunks(OCTOWORD) {
+            let unit = self.unit();
             unit[..chunk.len()].copy_from_slice(chunk);
-            self.put(&unit);
+            unit[chunk.len()..].fill(0);
         }
     }
 }
@@ -655,7 +689,7 @@ pub struct SendQueue<B> {
     last: PostedWqe,
 }
 
-impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
+impl<B: SendRing> SendQueue<B> {
     /// A send queue over `ring`, empty (as after the QP's creation or a reset).
     pub fn new(ring: B, cfg: SendQueueConfig) -> Result<SendQueue<B>> {
         let len = ring.as_ref().len();
@@ -852,13 +886,13 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
             imm,
         );
         let qp_type = self.cfg.qp_type;
-        let ring = self.ring.as_mut();
-        let mask = ring.len() - 1;
+        // Only this WQE's blocks are borrowed: the device may be reading the ones before them.
+        let (head, tail) = self.ring.wqe_mut(offset, bbs as usize * SEND_WQE_BB);
         // The control segment and the segments up to the data never wrap: they lie in the WQE's
         // first block (see the module documentation), which one bounds check covers.
-        let first: &mut [u8; SEND_WQE_BB] = ring[offset..]
+        let first: &mut [u8; SEND_WQE_BB] = head
             .first_chunk_mut()
-            .expect("the ring is a whole number of blocks");
+            .expect("a WQE starts with a whole block before the ring end");
         first[..16].copy_from_slice(ctrl.as_bytes());
         match (qp_type, av, wr.ud) {
             // `check` made sure a UD request has both, and that it is a send.
@@ -877,9 +911,10 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> SendQueue<B> {
             }
             _ => {}
         }
-        let mut w = RingWriter {
-            ring,
-            pos: (offset + OCTOWORD * (1 + usize::from(extra & EXTRA_OCTOWORDS))) & mask,
+        let mut w = WqeWriter {
+            head,
+            tail,
+            pos: OCTOWORD * (1 + usize::from(extra & EXTRA_OCTOWORDS)),
         };
         if inline {
             w.put_inline(wr.inline);
