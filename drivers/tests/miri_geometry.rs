@@ -1,6 +1,7 @@
 //! The mlx5 queue geometry (`QpSizes`): every capacity a queue pair reports must be one its send
 //! queue really takes. Pure arithmetic, so Miri runs it too (`tests/miri`).
 
+use uverbs_drivers::error::Error;
 use uverbs_drivers::mlx5::qp::{Limits, QpSizes};
 use uverbs_drivers::mlx5::wqe::{QpType, SendQueue, SendQueueConfig, MAX_DS};
 use uverbs_drivers::uapi::ib_uverbs_qp_cap;
@@ -27,7 +28,7 @@ fn cap(send_wr: u32, send_sge: u32, inline: u32) -> ib_uverbs_qp_cap {
 
 /// The largest inline request the sizes promise (an RDMA write on RC/UC, a send on UD), posted on
 /// a send queue of that geometry: it must be taken, and fit the device's descriptor size.
-fn largest_inline_fits(qp_type: QpType, s: &QpSizes) {
+fn largest_inline_fits(limits: &Limits, qp_type: QpType, s: &QpSizes) {
     let mut ring = vec![0u8; s.sq_wqe_cnt as usize * 64];
     let cfg = SendQueueConfig {
         qpn: 1,
@@ -47,7 +48,7 @@ fn largest_inline_fits(qp_type: QpType, s: &QpSizes) {
         // A UD send needs a destination; the WQE is control + datagram + inline data.
         let header = 16 + 48;
         let bytes = header + (4 + data.len()).div_ceil(16) * 16;
-        assert!(bytes <= LIMITS.max_sq_desc_sz as usize && bytes / 16 <= MAX_DS);
+        assert!(bytes <= limits.max_sq_desc_sz as usize && bytes / 16 <= MAX_DS);
         return;
     }
     wr.opcode = opcode::RDMA_WRITE;
@@ -55,10 +56,10 @@ fn largest_inline_fits(qp_type: QpType, s: &QpSizes) {
         .post(&wr, None)
         .unwrap_or_else(|e| panic!("{qp_type:?} {s:?}: the largest inline write: {e}"));
     assert!(
-        usize::from(w.ds) * 16 <= LIMITS.max_sq_desc_sz as usize,
+        usize::from(w.ds) * 16 <= limits.max_sq_desc_sz as usize,
         "{qp_type:?} {s:?}: a {}-byte WQE, the device takes {}",
         usize::from(w.ds) * 16,
-        LIMITS.max_sq_desc_sz
+        limits.max_sq_desc_sz
     );
 }
 
@@ -73,7 +74,7 @@ fn reported_inline_capacity_is_postable() {
                 s.max_inline_data >= inline,
                 "{qp_type:?} asked {inline}: {s:?}"
             );
-            largest_inline_fits(qp_type, &s);
+            largest_inline_fits(&LIMITS, qp_type, &s);
         }
     }
 }
@@ -91,30 +92,33 @@ fn finding_no_send_entries_and_no_inline_data() {
     for qp_type in [QpType::Rc, QpType::Uc, QpType::Ud] {
         let s = QpSizes::new(&LIMITS, qp_type, &cap(8, 0, 0), false)
             .expect("a valid, if useless, geometry");
-        largest_inline_fits(qp_type, &s);
+        largest_inline_fits(&LIMITS, qp_type, &s);
     }
 }
 
-/// FINDING (docs/soundness.md, found by fuzz target `kernel_responses`): with a context whose
+/// F3 (docs/soundness.md, found by fuzz target `kernel_responses`, fixed): with a context whose
 /// `max_sq_desc_sz` exceeds 1 KiB, a request for more inline data than a WQE of `MAX_DS`
-/// octowords holds (UD: more than 940 bytes; RC/UC: 972) is not refused: `QpSizes::new`
-/// (drivers/src/mlx5/qp.rs:155, the `.min(data_after_inline * 16 - 4)`) silently lowers
-/// `max_inline_data` below what was asked, where the verbs contract (and this function for
-/// `max_send_sge`, a few lines below) refuses the request. The QP is then created with less than
-/// it asked for, and its inline posts of the asked size fail.
+/// octowords holds (UD: more than 940 bytes; RC/UC: 972) used to be lowered silently; it is
+/// refused, as too many send entries are, and the largest request that fits is granted whole.
 #[test]
-#[ignore = "FINDING: QpSizes::new lowers an inline request it cannot meet instead of refusing it (docs/soundness.md)"]
-fn finding_inline_beyond_max_ds_is_lowered_not_refused() {
+fn inline_beyond_max_ds_is_refused() {
     let limits = Limits {
         max_sq_desc_sz: 2048,
         ..LIMITS
     };
-    for (qp_type, asked) in [(QpType::Ud, 959), (QpType::Rc, 1000)] {
-        if let Ok(s) = QpSizes::new(&limits, qp_type, &cap(8, 1, asked), false) {
-            assert!(
-                s.max_inline_data >= asked,
-                "{qp_type:?}: asked {asked} inline bytes, got {s:?}"
-            );
+    for (qp_type, most) in [(QpType::Ud, 940), (QpType::Rc, 972), (QpType::Uc, 972)] {
+        let s = QpSizes::new(&limits, qp_type, &cap(8, 1, most), false)
+            .unwrap_or_else(|e| panic!("{qp_type:?}: {most} inline bytes: {e}"));
+        assert!(
+            s.max_inline_data >= most,
+            "{qp_type:?}: asked {most} inline bytes, got {s:?}"
+        );
+        largest_inline_fits(&limits, qp_type, &s);
+        match QpSizes::new(&limits, qp_type, &cap(8, 1, most + 1), false) {
+            Err(Error::InvalidArgument { what, .. }) => {
+                assert!(what.contains("inline bytes"), "{qp_type:?}: {what}")
+            }
+            other => panic!("{qp_type:?}: {} inline bytes: {other:?}", most + 1),
         }
     }
 }

@@ -152,10 +152,16 @@ impl QpSizes {
                 QpType::Ud => (MAX_DS - 4, MAX_DS - 4),
                 QpType::Rc | QpType::Uc => (MAX_DS - 3, MAX_DS - 2),
             };
+            let max_inline = data_after_inline * 16 - INLINE_HEADER_SIZE;
+            if cap.max_inline_data as usize > max_inline {
+                return Err(bad(format!(
+                    "{} inline bytes (at most {max_inline} in a WQE of {MAX_DS} octowords)",
+                    cap.max_inline_data
+                )));
+            }
             max_inline_data = wqe_size
                 .saturating_sub(overhead + INLINE_HEADER_SIZE)
-                .min(data_after_inline * 16 - INLINE_HEADER_SIZE)
-                as u32;
+                .min(max_inline) as u32;
             if cap.max_send_sge as usize > data_after_sge {
                 return Err(bad(format!(
                     "{} send scatter/gather entries (at most {data_after_sge})",
