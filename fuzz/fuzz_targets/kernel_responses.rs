@@ -78,19 +78,16 @@ fn check_qp_sizes(input: &Input, ctx: &Mlx5Context) {
         max_recv_sge: c[3],
         max_inline_data: c[4],
     };
-    if cap.max_send_wr > 0 && cap.max_send_sge == 0 && cap.max_inline_data == 0 {
-        // KNOWN FINDING, skipped so that the runs look for others: `QpSizes::new` overflows here
-        // (drivers/src/mlx5/qp.rs:155; drivers/tests/miri_geometry.rs
-        // `finding_no_send_entries_and_no_inline_data`). Remove once fixed.
-        return;
+    let sizes = QpSizes::new(&limits, qp_type, &cap, input.srq);
+    let ds_limit = match qp_type {
+        QpType::Ud => (MAX_DS - 4) * 16 - 4,
+        QpType::Rc | QpType::Uc => (MAX_DS - 2) * 16 - 4,
+    };
+    if cap.max_send_wr > 0 && cap.max_inline_data as usize > ds_limit {
+        // More inline data than a WQE of MAX_DS octowords holds is refused, never lowered (F3).
+        assert!(sizes.is_err(), "{cap:?} accepted: {sizes:?}");
     }
-    if cap.max_recv_wr > 1 << 31 && limits.max_recv_wr > 1 << 31 && !input.srq {
-        // KNOWN FINDING, skipped so that the runs look for others: `next_power_of_two` of the
-        // receive count overflows (drivers/src/mlx5/qp.rs:206; drivers/tests/miri_geometry.rs
-        // `finding_huge_receive_queue_without_a_kernel_limit`). Remove once fixed.
-        return;
-    }
-    let Ok(s) = QpSizes::new(&limits, qp_type, &cap, input.srq) else {
+    let Ok(s) = sizes else {
         return;
     };
     let desc = limits.max_sq_desc_sz as usize;
@@ -99,17 +96,6 @@ fn check_qp_sizes(input: &Input, ctx: &Mlx5Context) {
         assert!(s.sq_wqe_cnt <= limits.max_send_wqebb && s.sq_wqe_cnt as usize <= MAX_WQE_COUNT);
         assert!(s.sq_max_post >= cap.max_send_wr, "{s:?} for {cap:?}");
         assert_eq!(s.max_send_sge, cap.max_send_sge);
-        let ds_limit = match qp_type {
-            QpType::Ud => (MAX_DS - 4) * 16 - 4,
-            QpType::Rc | QpType::Uc => (MAX_DS - 2) * 16 - 4,
-        };
-        if cap.max_inline_data as usize > ds_limit {
-            // KNOWN FINDING, skipped so that the runs look for others: more inline data than a
-            // WQE of MAX_DS octowords holds is silently lowered to what fits instead of refused
-            // (drivers/tests/miri_geometry.rs `finding_inline_beyond_max_ds_is_lowered_not_refused`).
-            // Remove once fixed.
-            return;
-        }
         assert!(
             s.max_inline_data >= cap.max_inline_data,
             "{s:?} for {cap:?}"

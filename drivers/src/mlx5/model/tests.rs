@@ -406,7 +406,10 @@ fn ioctl_headers_and_attributes_are_checked() {
         Err(Errno::EPROTONOSUPPORT)
     );
     // SAFETY: an unmapped header address: the model must answer EFAULT without touching it.
-    let bad = unsafe { file.0.ioctl(8 as *mut uapi::ib_uverbs_ioctl_hdr) };
+    let bad = unsafe {
+        file.0
+            .ioctl(std::ptr::without_provenance_mut::<uapi::ib_uverbs_ioctl_hdr>(8))
+    };
     assert_eq!(bad, Err(Errno::EFAULT));
 
     // With a context.
