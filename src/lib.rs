@@ -55,6 +55,7 @@ mod qp;
 #[cfg(feature = "tokio")]
 mod reactor;
 mod srq;
+pub mod wire;
 mod wr;
 
 pub use ah::AddressHandle;

@@ -1,9 +1,6 @@
 //! Text that arrives from outside and names addresses: GIDs and GUIDs as sysfs prints them
-//! (`parse_gid`, `parse_guid`), which is also the text form of `Gid` (its `Display`).
-//!
-//! The CLI's peer message (`src/bin/uverbs/pingpong.rs`, `Dest::from_msg`: "LID:QPN:PSN:GID" read
-//! from the TCP peer) is the other such parser, but it lives in the binary crate and cannot be
-//! reached from here; see docs/soundness.md.
+//! (`parse_gid`, `parse_guid`), which is also the text form of `Gid` (its `Display`). The CLI's
+//! peer messages have their own target, `peer_messages`.
 //!
 //! Must hold: no panic; whatever parses, printed and parsed again, gives the same value; every
 //! `Gid` prints as text that parses back to it.

@@ -20,6 +20,8 @@ use uverbs::{
     CompletionQueue, Gid, LinkLayer, MemoryRegion, QpAttr, QueuePair,
 };
 
+use uverbs::wire::{PingpongDest, PINGPONG_MSG_LEN};
+
 use crate::args::{self, Item, Opt};
 use crate::devinfo::inet_ntop6;
 
@@ -28,9 +30,6 @@ const CQ_ID: isize = 1;
 
 const RECV_WRID: i32 = 1;
 const SEND_WRID: i32 = 2;
-
-/// `sizeof "0000:000000:000000:00000000000000000000000000000000"`.
-const MSG_LEN: usize = 52;
 
 const OPTS: &[Opt] = &[
     Opt {
@@ -323,84 +322,7 @@ fn page_size() -> usize {
     usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
 }
 
-/// One side's address, as exchanged (`struct pingpong_dest`).
-#[derive(Debug, Clone, Copy)]
-struct Dest {
-    lid: u32,
-    qpn: u32,
-    psn: u32,
-    gid: Gid,
-}
-
-impl Dest {
-    /// `"%04x:%06x:%06x:%s"` with the wire GID, NUL-terminated in 52 bytes.
-    fn to_msg(self) -> [u8; MSG_LEN] {
-        let g = self.gid.bytes();
-        // gid_to_wire_gid: each 32-bit word, as htobe32 of its memory, printed "%08x": the 16 bytes in
-        // order, in lowercase hex.
-        let wire: String = g.iter().map(|b| format!("{b:02x}")).collect();
-        let text = format!("{:04x}:{:06x}:{:06x}:{wire}", self.lid, self.qpn, self.psn);
-        let mut msg = [0u8; MSG_LEN];
-        let n = text.len().min(MSG_LEN - 1);
-        msg[..n].copy_from_slice(&text.as_bytes()[..n]);
-        msg
-    }
-
-    /// `sscanf(msg, "%x:%x:%x:%s")` and `wire_gid_to_gid`; fields that do not parse are 0.
-    fn from_msg(msg: &[u8]) -> Dest {
-        let end = msg.iter().position(|&b| b == 0).unwrap_or(msg.len());
-        let text = String::from_utf8_lossy(&msg[..end]);
-        let mut fields = text.splitn(4, ':');
-        let mut hex = || scan_hex(fields.next().unwrap_or(""));
-        let (lid, qpn, psn) = (hex(), hex(), hex());
-        let wire: Vec<u8> = fields
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .bytes()
-            .collect();
-        let mut raw = [0u8; 16];
-        for (i, word) in raw.chunks_mut(4).enumerate() {
-            let chunk = wire.get(i * 8..(i * 8 + 8).min(wire.len())).unwrap_or(&[]);
-            let v = scan_hex(&String::from_utf8_lossy(chunk));
-            word.copy_from_slice(&v.to_be_bytes());
-        }
-        Dest {
-            lid,
-            qpn,
-            psn,
-            gid: Gid::from_bytes(raw),
-        }
-    }
-}
-
-/// `sscanf("%x")` into an unsigned int: optional blanks, sign and `0x`, then hex digits (wrapping).
-fn scan_hex(s: &str) -> u32 {
-    let s = s.trim_start();
-    let (neg, s) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let s = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) if h.starts_with(|c: char| c.is_ascii_hexdigit()) => h,
-        _ => s,
-    };
-    let mut v: u32 = 0;
-    for c in s.chars() {
-        let Some(d) = c.to_digit(16) else { break };
-        v = v.wrapping_mul(16).wrapping_add(d);
-    }
-    if neg {
-        v.wrapping_neg()
-    } else {
-        v
-    }
-}
-
-fn print_address(which: &str, d: &Dest) {
+fn print_address(which: &str, d: &PingpongDest) {
     println!(
         "  {which} LID 0x{:04x}, QPN 0x{:06x}, PSN 0x{:06x}, GID {}",
         d.lid,
@@ -474,7 +396,7 @@ impl Pp<'_> {
     }
 
     /// `pp_connect_ctx`: INIT → RTR → RTS towards `dest`, with rc_pingpong's attributes.
-    fn connect(&self, o: &Options, my_psn: u32, dest: &Dest) -> Result<(), ()> {
+    fn connect(&self, o: &Options, my_psn: u32, dest: &PingpongDest) -> Result<(), ()> {
         let port = o.ib_port as u8;
         let mut av = AddressVector {
             dlid: dest.lid as u16,
@@ -575,7 +497,7 @@ fn detail(e: &io::Error) {
 }
 
 /// `pp_client_exch_dest`.
-fn client_exch_dest(servername: &str, port: u32, my: &Dest) -> Option<Dest> {
+fn client_exch_dest(servername: &str, port: u32, my: &PingpongDest) -> Option<PingpongDest> {
     let addrs: Vec<SocketAddr> = match (servername, port as u16).to_socket_addrs() {
         Ok(a) => a.collect(),
         Err(e) => {
@@ -595,9 +517,9 @@ fn client_exch_dest(servername: &str, port: u32, my: &Dest) -> Option<Dest> {
         eprintln!("Couldn't send local address");
         return None;
     }
-    let mut msg = [0u8; MSG_LEN];
+    let mut msg = [0u8; PINGPONG_MSG_LEN];
     let (n, err) = read_full(&mut sock, &mut msg);
-    let err = if n != MSG_LEN {
+    let err = if n != PINGPONG_MSG_LEN {
         Some(err)
     } else {
         sock.write_all(b"done\0").err().map(Some)
@@ -607,11 +529,11 @@ fn client_exch_dest(servername: &str, port: u32, my: &Dest) -> Option<Dest> {
         eprintln!("Couldn't read/write remote address");
         return None;
     }
-    Some(Dest::from_msg(&msg))
+    Some(PingpongDest::from_msg(&msg))
 }
 
 /// `pp_server_exch_dest`: accepts one client, connects the queue pair to it, then replies.
-fn server_exch_dest(pp: &Pp<'_>, o: &Options, my: &Dest) -> Option<Dest> {
+fn server_exch_dest(pp: &Pp<'_>, o: &Options, my: &PingpongDest) -> Option<PingpongDest> {
     // getaddrinfo(NULL, port, AI_PASSIVE, AF_UNSPEC) gives 0.0.0.0 first, then ::. std sets
     // SO_REUSEADDR on listeners, as rc_pingpong does.
     let port = o.port as u16;
@@ -627,14 +549,14 @@ fn server_exch_dest(pp: &Pp<'_>, o: &Options, my: &Dest) -> Option<Dest> {
         eprintln!("accept() failed");
         return None;
     };
-    let mut msg = [0u8; MSG_LEN];
+    let mut msg = [0u8; PINGPONG_MSG_LEN];
     let (n, err) = read_full(&mut conn, &mut msg);
-    if n != MSG_LEN {
+    if n != PINGPONG_MSG_LEN {
         perror("server read", err.as_ref());
-        eprintln!("{n}/{MSG_LEN}: Couldn't read remote address");
+        eprintln!("{n}/{PINGPONG_MSG_LEN}: Couldn't read remote address");
         return None;
     }
-    let rem = Dest::from_msg(&msg);
+    let rem = PingpongDest::from_msg(&msg);
     if pp.connect(o, my.psn, &rem).is_err() {
         eprintln!("Couldn't connect to remote QP");
         return None;
@@ -849,7 +771,7 @@ pub fn rc_pingpong_main(argv0: &str, argv: &[String]) -> i32 {
     } else {
         Gid::from_bytes([0; 16])
     };
-    let my = Dest {
+    let my = PingpongDest {
         lid: u32::from(lid),
         qpn: pp.qp.qp_num(),
         psn: rng.lrand48() & 0xff_ffff,
@@ -955,34 +877,11 @@ mod tests {
     }
 
     #[test]
-    fn wire_message_round_trips() {
+    fn mapped_ipv4_gid_prints_like_inet_ntop() {
         let mut raw = [0u8; 16];
         raw[10] = 0xff;
         raw[11] = 0xff;
         raw[12..].copy_from_slice(&[127, 0, 0, 1]);
-        let d = Dest {
-            lid: 0,
-            qpn: 0x11,
-            psn: 0xabcdef,
-            gid: Gid::from_bytes(raw),
-        };
-        let msg = d.to_msg();
-        assert_eq!(
-            &msg[..51],
-            b"0000:000011:abcdef:00000000000000000000ffff7f000001"
-        );
-        assert_eq!(msg[51], 0);
-        let back = Dest::from_msg(&msg);
-        assert_eq!((back.lid, back.qpn, back.psn), (0, 0x11, 0xabcdef));
-        assert_eq!(back.gid.bytes(), raw);
         assert_eq!(inet_ntop6(&raw), "::ffff:127.0.0.1");
-    }
-
-    #[test]
-    fn scan_hex_like_sscanf() {
-        assert_eq!(scan_hex("00ff"), 0xff);
-        assert_eq!(scan_hex("0x1A"), 0x1a);
-        assert_eq!(scan_hex("zz"), 0);
-        assert_eq!(scan_hex("12g"), 0x12);
     }
 }

@@ -20,90 +20,12 @@
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 
+use uverbs::wire::PerftestDest;
+
 use super::args::PERFTEST_VERSION;
 
 /// `MAX_VERSION`: the version message's size.
 const VERSION_LEN: usize = 16;
-/// `KEY_MSG_SIZE`: a handshake without a GID.
-pub const KEY_MSG_SIZE: usize = 59;
-/// `KEY_MSG_SIZE_GID`: a handshake with a GID.
-pub const KEY_MSG_SIZE_GID: usize = 108;
-
-/// One side's queue pair as exchanged (`struct pingpong_dest`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Dest {
-    /// The port's LID (0 on RoCE).
-    pub lid: u32,
-    /// The RDMA reads this side lets the peer have outstanding (`max_dest_rd_atomic`).
-    pub out_reads: u32,
-    /// The queue pair number.
-    pub qpn: u32,
-    /// The first packet sequence number.
-    pub psn: u32,
-    /// The rkey of the memory the peer may write or read.
-    pub rkey: u32,
-    /// Its address.
-    pub vaddr: u64,
-    /// The GID (zero without one).
-    pub gid: [u8; 16],
-    /// The SRQ number (XRC and DC only; 0 here).
-    pub srqn: u32,
-}
-
-impl Dest {
-    /// The message, with or without the GID part, NUL-terminated and of perftest's fixed size.
-    pub fn to_msg(self, with_gid: bool) -> Vec<u8> {
-        let mut text = format!(
-            "{:04x}:{:04x}:{:06x}:{:06x}:{:08x}:{:016x}:",
-            self.lid, self.out_reads, self.qpn, self.psn, self.rkey, self.vaddr
-        );
-        let size = if with_gid {
-            for b in self.gid {
-                text.push_str(&format!("{b:02x}:"));
-            }
-            text.push_str(&format!("{:08x}:", self.srqn));
-            KEY_MSG_SIZE_GID
-        } else {
-            text.push_str(&format!("{:08x}", self.srqn));
-            KEY_MSG_SIZE
-        };
-        let mut msg = text.into_bytes();
-        msg.resize(size, 0);
-        msg
-    }
-
-    /// Parses a message of either form (perftest's `ethernet_read_keys`: colon-separated hex).
-    pub fn from_msg(msg: &[u8], with_gid: bool) -> Result<Dest, String> {
-        let end = msg.iter().position(|&b| b == 0).unwrap_or(msg.len());
-        let text = String::from_utf8_lossy(&msg[..end]);
-        let fields: Vec<&str> = text.split(':').collect();
-        let need = if with_gid { 23 } else { 7 };
-        let bad = || format!("Couldn't parse line <{text}>");
-        if fields.len() < need {
-            return Err(bad());
-        }
-        let hex = |s: &str| u64::from_str_radix(s.trim(), 16).map_err(|_| bad());
-        let mut d = Dest {
-            lid: hex(fields[0])? as u32,
-            out_reads: hex(fields[1])? as u32,
-            qpn: hex(fields[2])? as u32,
-            psn: hex(fields[3])? as u32,
-            rkey: hex(fields[4])? as u32,
-            vaddr: hex(fields[5])?,
-            ..Dest::default()
-        };
-        if with_gid {
-            for (i, b) in d.gid.iter_mut().enumerate() {
-                *b = hex(fields[6 + i])? as u8;
-            }
-            d.srqn = hex(fields[22])? as u32;
-        } else {
-            d.srqn = hex(fields[6])? as u32;
-        }
-        Ok(d)
-    }
-}
-
 /// One bandwidth result as `xchg_bw_reports` sends it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct BwReport {
@@ -183,7 +105,7 @@ impl Comm {
         let mut theirs = [0u8; VERSION_LEN];
         self.xchg(&mine, &mut theirs)
             .map_err(|e| format!("Failed to exchange data between server and clients: {e}"))?;
-        self.rem_version = atof(&theirs);
+        self.rem_version = uverbs::wire::perftest_version(&theirs);
         if self.rem_version < 5.70 {
             return Err(
                 "Current implementation is not compatible with versions older than 5.70".into(),
@@ -234,12 +156,16 @@ impl Comm {
     }
 
     /// `ctx_hand_shake`: sends `my` and returns the peer's.
-    pub fn hand_shake(&mut self, my: &Dest, with_gid: bool) -> Result<Dest, String> {
+    pub fn hand_shake(
+        &mut self,
+        my: &PerftestDest,
+        with_gid: bool,
+    ) -> Result<PerftestDest, String> {
         let msg = my.to_msg(with_gid);
         let mut rem = vec![0u8; msg.len()];
         self.xchg(&msg, &mut rem)
             .map_err(|e| format!("Failed to exchange data between server and clients: {e}"))?;
-        Dest::from_msg(&rem, with_gid)
+        PerftestDest::from_msg(&rem, with_gid)
     }
 
     /// `xchg_bw_reports` (without per-port numbers): sends `mine`, returns the peer's.
@@ -274,88 +200,10 @@ impl Comm {
     }
 
     /// `ctx_close_connection`: a last handshake, then `"done"` with its NUL, and the socket closes.
-    pub fn close(mut self, my: &Dest, with_gid: bool) -> Result<(), String> {
+    pub fn close(mut self, my: &PerftestDest, with_gid: bool) -> Result<(), String> {
         self.hand_shake(my, with_gid)?;
         self.stream
             .write_all(b"done\0")
             .map_err(|e| format!("Couldn't write to socket: {e}"))
-    }
-}
-
-/// C's `atof` on a NUL-terminated buffer: the longest leading decimal number, 0 if none.
-fn atof(buf: &[u8]) -> f64 {
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let text = String::from_utf8_lossy(&buf[..end]);
-    let t = text.trim_start();
-    let mut len = 0;
-    let mut dot = false;
-    for (i, c) in t.char_indices() {
-        match c {
-            '0'..='9' => len = i + 1,
-            '.' if !dot => dot = true,
-            '+' | '-' if i == 0 => {}
-            _ => break,
-        }
-    }
-    t[..len].parse().unwrap_or(0.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gid_message_is_perftests() {
-        let mut gid = [0u8; 16];
-        gid[10] = 0xff;
-        gid[11] = 0xff;
-        gid[12..].copy_from_slice(&[127, 0, 0, 1]);
-        let d = Dest {
-            lid: 0,
-            out_reads: 0x80,
-            qpn: 0x13,
-            psn: 0x177d53,
-            rkey: 0x410,
-            vaddr: 0x55d6d0360000,
-            gid,
-            srqn: 0,
-        };
-        let msg = d.to_msg(true);
-        assert_eq!(msg.len(), KEY_MSG_SIZE_GID);
-        assert_eq!(
-            &msg[..107],
-            &b"0000:0080:000013:177d53:00000410:000055d6d0360000:00:00:00:00:00:00:00:00:00:00:ff:ff:7f:00:00:01:00000000:"[..]
-        );
-        assert_eq!(msg[107], 0);
-        assert_eq!(Dest::from_msg(&msg, true).unwrap(), d);
-    }
-
-    #[test]
-    fn lid_message_is_perftests() {
-        let d = Dest {
-            lid: 0x1a,
-            out_reads: 1,
-            qpn: 0xabcdef,
-            psn: 1,
-            rkey: 0xdeadbeef,
-            vaddr: 0x1000,
-            ..Dest::default()
-        };
-        let msg = d.to_msg(false);
-        assert_eq!(msg.len(), KEY_MSG_SIZE);
-        assert_eq!(
-            &msg[..58],
-            &b"001a:0001:abcdef:000001:deadbeef:0000000000001000:00000000"[..]
-        );
-        assert_eq!(Dest::from_msg(&msg, false).unwrap(), d);
-        assert!(Dest::from_msg(b"garbage\0", false).is_err());
-    }
-
-    #[test]
-    fn atof_like_c() {
-        assert_eq!(atof(b"6.06\0\0\0"), 6.06);
-        assert_eq!(atof(b"5.70"), 5.7);
-        assert_eq!(atof(b"x"), 0.0);
-        assert_eq!(atof(b"4.5-0.17"), 4.5);
     }
 }

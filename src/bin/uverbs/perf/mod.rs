@@ -28,6 +28,7 @@ mod report;
 use std::io;
 use std::time::Instant;
 
+use uverbs::wire::PerftestDest;
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, AddressVector, CompletionChannel,
     CompletionQueue, Context, GidType, LinkLayer, MemoryRegion, Mtu, PortState, QpAttr, QueuePair,
@@ -36,7 +37,7 @@ use uverbs::{
 
 pub use args::Test;
 use args::{Params, Stop, Verb};
-use exchange::{BwReport, Comm, Dest};
+use exchange::{BwReport, Comm};
 use report::RESULT_LINE;
 
 /// `DEF_PAGE_SIZE`: the cycle buffer perftest takes from the page size (4 KiB here; the exchange
@@ -310,7 +311,7 @@ fn alt_hex(v: u64, width: usize) -> String {
 }
 
 /// `ctx_print_pingpong_data`.
-fn print_dest(out: Out, p: &Params, side: &str, d: &Dest, with_gid: bool) {
+fn print_dest(out: Out, p: &Params, side: &str, d: &PerftestDest, with_gid: bool) {
     let mut line = format!(
         " {side} address: LID {} QPN {} PSN {}",
         alt_hex(d.lid.into(), 4),
@@ -402,7 +403,13 @@ struct Route {
 
 /// `ctx_connect` for one queue pair: RTR towards `rem`, and RTS when this side sends (latency
 /// tests and bandwidth clients; perftest leaves a bandwidth server's queue pairs in RTR).
-fn connect(qp: &QueuePair<'_>, r: &Route, my: &Dest, rem: &Dest, rts: bool) -> Result<(), Fail> {
+fn connect(
+    qp: &QueuePair<'_>,
+    r: &Route,
+    my: &PerftestDest,
+    rem: &PerftestDest,
+    rts: bool,
+) -> Result<(), Fail> {
     let mut av = AddressVector {
         dlid: rem.lid as u16,
         sl: r.sl,
@@ -645,8 +652,8 @@ fn run(p: &Params) -> Result<(), Fail> {
     // set_up_connection.
     let psns = random_psns(nq);
     let base = mr.as_ptr() as u64;
-    let my: Vec<Dest> = (0..nq)
-        .map(|i| Dest {
+    let my: Vec<PerftestDest> = (0..nq)
+        .map(|i| PerftestDest {
             lid: u32::from(port_attr.lid()),
             out_reads,
             qpn: qps[i].qp_num(),
