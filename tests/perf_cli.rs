@@ -7,12 +7,11 @@
 
 mod common;
 
-use std::io::Read;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use common::process::{serve_then_connect, Done, Running};
 use common::{stderr, stdout, test_device, uverbs};
 
 /// How long one run (both sides) may take.
@@ -43,127 +42,26 @@ fn perftest_name(tool: &str) -> String {
     format!("ib_{}", tool.replace('-', "_"))
 }
 
-/// A running child whose output is being collected.
-struct Running {
-    what: String,
-    child: Child,
-    out: Option<JoinHandle<Vec<u8>>>,
-    err: Option<JoinHandle<Vec<u8>>>,
-}
-
-/// What a finished (or killed) child left.
-#[derive(Debug)]
-struct Done {
-    what: String,
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Done {
-    fn code(&self) -> Option<i32> {
-        self.status.and_then(|s| s.code())
-    }
-}
-
-impl std::fmt::Display for Done {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "--- {} (status {:?}) ---\nstdout:\n{}stderr:\n{}",
-            self.what, self.status, self.stdout, self.stderr
-        )
-    }
-}
-
-fn drain<R: Read + Send + 'static>(r: Option<R>) -> Option<JoinHandle<Vec<u8>>> {
-    r.map(|mut r| {
-        thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
-        })
-    })
-}
-
-impl Running {
-    fn spawn(who: Impl, tool: &str, args: &[String]) -> Running {
-        let mut c = match who {
-            Impl::Uverbs => {
-                let mut c = Command::new(UVERBS);
-                c.arg(tool);
-                c
-            }
-            Impl::Perftest => Command::new(perftest_name(tool)),
-        };
-        let what = format!(
-            "{} {}",
-            match who {
-                Impl::Uverbs => format!("uverbs {tool}"),
-                Impl::Perftest => perftest_name(tool),
-            },
-            args.join(" ")
-        );
-        let mut child = c
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-        let out = drain(child.stdout.take());
-        let err = drain(child.stderr.take());
-        Running {
-            what,
-            child,
-            out,
-            err,
+/// Starts `who`'s `tool` with `args`.
+fn spawn(who: Impl, tool: &str, args: &[String]) -> Running {
+    let mut c = match who {
+        Impl::Uverbs => {
+            let mut c = Command::new(UVERBS);
+            c.arg(tool);
+            c
         }
-    }
-
-    fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
-    }
-
-    /// Waits until `deadline`, then kills it; the status is `None` when it had to be killed.
-    fn finish(mut self, deadline: Instant) -> Done {
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-                _ => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    break None;
-                }
-            }
-        };
-        let text = |h: Option<JoinHandle<Vec<u8>>>| {
-            String::from_utf8_lossy(&h.map(|h| h.join().unwrap_or_default()).unwrap_or_default())
-                .into_owned()
-        };
-        Done {
-            what: self.what,
-            status,
-            stdout: text(self.out),
-            stderr: text(self.err),
-        }
-    }
-}
-
-/// Whether something listens on TCP `port`, from `/proc/net/tcp{,6}` (a probing connection would
-/// be the server's one client).
-fn listening(port: u16) -> bool {
-    let want = format!(":{port:04X}");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        std::fs::read_to_string(f)
-            .unwrap_or_default()
-            .lines()
-            .any(|l| {
-                let cols: Vec<&str> = l.split_whitespace().collect();
-                cols.len() > 3 && cols[1].ends_with(&want) && cols[3] == "0A"
-            })
-    })
+        Impl::Perftest => Command::new(perftest_name(tool)),
+    };
+    c.args(args);
+    let what = format!(
+        "{} {}",
+        match who {
+            Impl::Uverbs => format!("uverbs {tool}"),
+            Impl::Perftest => perftest_name(tool),
+        },
+        args.join(" ")
+    );
+    Running::spawn(what, c)
 }
 
 /// Runs the server with `sargs`, waits until it listens, then the client with `cargs` (to
@@ -181,23 +79,13 @@ fn pair(tool: &str, server: Impl, sargs: &[&str], client: Impl, cargs: &[&str]) 
         .map(|s| s.to_string())
         .chain(["-p".into(), p, "127.0.0.1".into()])
         .collect();
-    let mut srv = Running::spawn(server, tool, &sargs);
-    let listen_deadline = Instant::now() + LISTEN_LIMIT;
-    while !listening(port) {
-        if srv.exited() || Instant::now() > listen_deadline {
-            let s = srv.finish(Instant::now());
-            panic!("the server never listened on port {port}\n{s}");
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let deadline = Instant::now() + RUN_LIMIT;
-    let c = Running::spawn(client, tool, &cargs).finish(deadline);
-    let s = srv.finish(if c.status.is_some() {
-        deadline
-    } else {
-        Instant::now()
-    });
-    (s, c)
+    serve_then_connect(
+        port,
+        spawn(server, tool, &sargs),
+        || spawn(client, tool, &cargs),
+        LISTEN_LIMIT,
+        RUN_LIMIT,
+    )
 }
 
 /// What perftest prints when its CPU frequency estimate (rdtsc against gettimeofday) fails, which

@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::io::Read;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use common::process::{serve_then_connect, Done, Running};
 use common::{stderr, stdout, test_device, uverbs};
 
 /// How long one ping-pong run (both sides) may take.
@@ -37,7 +36,8 @@ enum Tool {
 }
 
 impl Tool {
-    fn command(self, args: &[String]) -> Command {
+    /// Starts this tool's `rc-pingpong` with `args`.
+    fn spawn(self, args: &[String]) -> Running {
         let mut c = match self {
             Tool::Uverbs => {
                 let mut c = Command::new(UVERBS);
@@ -46,125 +46,17 @@ impl Tool {
             }
             Tool::Ibv => Command::new(IBV),
         };
-        c.args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-}
-
-/// A running child whose output is being collected.
-struct Running {
-    what: String,
-    child: Child,
-    out: Option<JoinHandle<Vec<u8>>>,
-    err: Option<JoinHandle<Vec<u8>>>,
-}
-
-/// What a finished (or killed) child left.
-#[derive(Debug)]
-struct Done {
-    what: String,
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Done {
-    fn code(&self) -> Option<i32> {
-        self.status.and_then(|s| s.code())
-    }
-}
-
-impl std::fmt::Display for Done {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "--- {} (status {:?}) ---\nstdout:\n{}stderr:\n{}",
-            self.what, self.status, self.stdout, self.stderr
-        )
-    }
-}
-
-fn drain<R: Read + Send + 'static>(r: Option<R>) -> Option<JoinHandle<Vec<u8>>> {
-    r.map(|mut r| {
-        thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = r.read_to_end(&mut v);
-            v
-        })
-    })
-}
-
-impl Running {
-    fn spawn(tool: Tool, args: &[String]) -> Running {
+        c.args(args);
         let what = format!(
             "{} {}",
-            match tool {
+            match self {
                 Tool::Uverbs => "uverbs rc-pingpong",
                 Tool::Ibv => IBV,
             },
             args.join(" ")
         );
-        let mut child = tool
-            .command(args)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-        let out = drain(child.stdout.take());
-        let err = drain(child.stderr.take());
-        Running {
-            what,
-            child,
-            out,
-            err,
-        }
+        Running::spawn(what, c)
     }
-
-    fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
-    }
-
-    /// Waits until `deadline`, then kills it; the status is `None` when it had to be killed.
-    fn finish(mut self, deadline: Instant) -> Done {
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
-                _ => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    break None;
-                }
-            }
-        };
-        let text = |h: Option<JoinHandle<Vec<u8>>>| {
-            String::from_utf8_lossy(&h.map(|h| h.join().unwrap_or_default()).unwrap_or_default())
-                .into_owned()
-        };
-        Done {
-            what: self.what,
-            status,
-            stdout: text(self.out),
-            stderr: text(self.err),
-        }
-    }
-}
-
-/// Whether something listens on TCP `port` (IPv4 or IPv6), from `/proc/net/tcp{,6}`. Probing with a
-/// connection would not do: the server accepts exactly one.
-fn listening(port: u16) -> bool {
-    let want = format!(":{port:04X}");
-    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-        std::fs::read_to_string(f)
-            .unwrap_or_default()
-            .lines()
-            .any(|l| {
-                let cols: Vec<&str> = l.split_whitespace().collect();
-                // local_address is column 1, st column 3; 0A is LISTEN.
-                cols.len() > 3 && cols[1].ends_with(&want) && cols[3] == "0A"
-            })
-    })
 }
 
 /// Runs `server` and then `client` (to 127.0.0.1) with the same `args` plus `-p PORT`; both bounded.
@@ -320,23 +212,13 @@ fn pair_split(server: Tool, sargs: &[&str], client: Tool, cargs: &[&str]) -> (Do
         .map(|s| s.to_string())
         .chain(["-p".into(), p, "127.0.0.1".into()])
         .collect();
-    let mut srv = Running::spawn(server, &sargs);
-    let listen_deadline = Instant::now() + LISTEN_LIMIT;
-    while !listening(port) {
-        if srv.exited() || Instant::now() > listen_deadline {
-            let s = srv.finish(Instant::now());
-            panic!("the server never listened on port {port}\n{s}");
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let deadline = Instant::now() + RUN_LIMIT;
-    let c = Running::spawn(client, &cargs).finish(deadline);
-    let s = srv.finish(if c.status.is_some() {
-        deadline
-    } else {
-        Instant::now()
-    });
-    (s, c)
+    serve_then_connect(
+        port,
+        server.spawn(&sargs),
+        || client.spawn(&cargs),
+        LISTEN_LIMIT,
+        RUN_LIMIT,
+    )
 }
 
 /// `-e`: sleeping on completion events instead of polling, against the C tool either way round, and
@@ -391,16 +273,12 @@ fn rc_pingpong_errors_match_ibv_rc_pingpong() {
         ),
     ];
     for (args, message) in cases {
-        let theirs = Running::spawn(
-            Tool::Ibv,
-            &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        )
-        .finish(Instant::now() + RUN_LIMIT);
-        let ours = Running::spawn(
-            Tool::Uverbs,
-            &args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        )
-        .finish(Instant::now() + RUN_LIMIT);
+        let theirs = Tool::Ibv
+            .spawn(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .finish(Instant::now() + RUN_LIMIT);
+        let ours = Tool::Uverbs
+            .spawn(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .finish(Instant::now() + RUN_LIMIT);
         assert!(
             theirs.status.is_some() && ours.status.is_some(),
             "a hang\n{theirs}\n{ours}"

@@ -6,8 +6,11 @@
 //! tests run on the mlx5 backend in plain `cargo test`. Tests that run tools as separate processes or
 //! compare with rdma-core need a kernel device and use [`test_device`]. When the harness promised a
 //! device and it is not there, the test fails; when nothing can be tested, the test says it was
-//! skipped and passes without testing anything.
+//! skipped and passes without testing anything. Tools run as bounded child processes with
+//! [`process`].
 #![allow(dead_code)]
+
+pub mod process;
 
 use std::process::{Command, Output};
 
