@@ -33,8 +33,6 @@ const ATTR_LEN: usize = std::mem::size_of::<uapi::ib_uverbs_attr>();
 pub(crate) struct File {
     pub(super) dev: Arc<Device>,
     pub(super) id: u64,
-    /// Whether further `GET_CONTEXT`s share the first context (see [`super::Mlx5Model`]).
-    pub(super) lenient: bool,
     /// The memfd of the file's UAR pages (what `as_fd` returns); `None` if it could not be made,
     /// and then `GET_CONTEXT` fails.
     pub(super) uar_fd: Option<OwnedFd>,
@@ -46,19 +44,17 @@ impl std::fmt::Debug for File {
         f.debug_struct("File")
             .field("device", &self.dev.cfg.name)
             .field("id", &self.id)
-            .field("lenient", &self.lenient)
             .finish_non_exhaustive()
     }
 }
 
 impl File {
     /// Opens the device.
-    pub(super) fn new(dev: Arc<Device>, lenient: bool) -> File {
+    pub(super) fn new(dev: Arc<Device>) -> File {
         let id = dev.new_file_id();
         File {
             dev,
             id,
-            lenient,
             uar_fd: super::uar::create_memfd().ok(),
             st: Mutex::new(FileState::default()),
         }
@@ -1443,7 +1439,7 @@ const CORE_SUPPORT: u64 = uapi::IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS;
 
 fn m_get_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Errno> {
     let had = st.ctx.is_some();
-    if had && !f.lenient {
+    if had {
         return Err(Errno::EINVAL);
     }
     f.get_context(st, &b.udata())?;
@@ -1467,7 +1463,7 @@ fn m_get_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Err
 fn w_get_context(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
     let _req: uapi::ib_uverbs_get_context = io.request()?;
     let had = st.ctx.is_some();
-    if had && !f.lenient {
+    if had {
         return Err(Errno::EINVAL);
     }
     f.get_context(st, &io.udata)?;
@@ -2190,6 +2186,6 @@ impl ModelFile for File {
     }
 
     fn reopen(&self) -> crate::sys::ModelRef {
-        crate::sys::ModelRef(Arc::new(File::new(Arc::clone(&self.dev), false)))
+        crate::sys::ModelRef(Arc::new(File::new(Arc::clone(&self.dev))))
     }
 }

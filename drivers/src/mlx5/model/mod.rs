@@ -556,13 +556,10 @@ impl Device {
 /// # Open files
 ///
 /// Every [`DeviceInfo`] that [`Mlx5Model::device_info`] returns holds one open file of the device,
-/// as `open("/dev/infiniband/uverbsN")` would give: a context opened from it gets that file, and
-/// the file (with its context and every object left in it) is closed when the last copy of the
-/// device info and the last context that uses it are dropped. A second `GET_CONTEXT` on a file
-/// with a context is `EINVAL` in the kernel; the files of `device_info` instead let further contexts
-/// share the first one's context (UAR pages, CQE version), each with its own async event file, so
-/// that a device list can open its device more than once. [`Mlx5Model::open`] gives a file with the
-/// kernel's one-context rule.
+/// as `open("/dev/infiniband/uverbsN")` would give, and each context opened from it opens a file of
+/// its own ([`Mlx5Model::open`]), as `Context::open` opens the device node each time. A file (with
+/// its context and every object left in it) is closed when its last user is dropped. As in the
+/// kernel, a file has at most one context: a second `GET_CONTEXT` on it is `EINVAL`.
 ///
 /// # Deviations from the kernel
 ///
@@ -621,17 +618,14 @@ impl Mlx5Model {
             driver: Driver::Mlx5,
             index: Some(self.dev.index),
             sysfs_dir: self.dev.sysfs.device_dir().to_owned(),
-            model: Some(ModelRef(Arc::new(kernel::File::new(
-                Arc::clone(&self.dev),
-                true,
-            )))),
+            model: Some(self.open()),
         }
     }
 
     /// A newly opened file of the device that allows one context, as the kernel's does: what a
     /// context should talk to (`open(2)` of the device node).
     pub fn open(&self) -> ModelRef {
-        ModelRef(Arc::new(kernel::File::new(Arc::clone(&self.dev), false)))
+        ModelRef(Arc::new(kernel::File::new(Arc::clone(&self.dev))))
     }
 
     /// Takes the port down (`false`) or up (`true`): `QUERY_PORT` and sysfs show the new state, the

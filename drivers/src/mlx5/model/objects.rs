@@ -30,10 +30,6 @@ pub(super) struct Ucontext {
     pub cqe_version: u8,
     /// The static UAR pages (in the file's memfd).
     pub uars: Uars,
-    /// The answer to `GET_CONTEXT` (without `response_length`).
-    resp: uapi::mlx5_ib_alloc_ucontext_resp,
-    /// What the context was asked with: a shared context must be asked for the same.
-    key: (u8, u32, u32, u32, u32),
 }
 
 /// A protection domain.
@@ -295,10 +291,9 @@ impl File {
     }
 
     /// `mlx5_ib_alloc_ucontext` (with `ib_alloc_ucontext`'s "one context per file"): installs the
-    /// context and writes the driver's answer. A file that shares its context answers a repeated
-    /// request with the same context.
+    /// context and writes the driver's answer.
     pub(super) fn get_context(&self, st: &mut FileState, udata: &Udata) -> Result<(), Errno> {
-        if st.ctx.is_some() && !self.lenient {
+        if st.ctx.is_some() {
             return Err(Errno::EINVAL);
         }
         let inlen = udata.inlen();
@@ -343,24 +338,7 @@ impl File {
             return Err(Errno::EOPNOTSUPP);
         }
         let cqe_version = req.max_cqe_version.min(1);
-        let key = (
-            cqe_version,
-            total,
-            uars_per_page,
-            req.num_low_latency_bfregs,
-            ver,
-        );
         let outlen = udata.outlen();
-        if let Some(ctx) = &st.ctx {
-            // A second context of a shared file: the same one, if asked for the same.
-            if ctx.key != key {
-                return Err(Errno::EINVAL);
-            }
-            let mut resp = ctx.resp;
-            resp.response_length = outlen.min(std::mem::size_of_val(&resp)) as u32;
-            udata.copy_out(&resp.as_bytes()[..resp.response_length as usize])?;
-            return Ok(());
-        }
         let memfd = self.uar_fd.as_ref().ok_or(Errno::EMFILE)?;
         let uars = Uars::new(
             memfd.as_fd(),
@@ -373,15 +351,9 @@ impl File {
         resp.tot_bfregs = total;
         resp.cqe_version = cqe_version;
         resp.num_uars_per_page = (page_size / uar::UAR_SIZE).max(1) as u32;
-        let stored = resp;
         resp.response_length = outlen.min(std::mem::size_of_val(&resp)) as u32;
         udata.copy_out(&resp.as_bytes()[..resp.response_length as usize])?;
-        st.ctx = Some(Ucontext {
-            cqe_version,
-            uars,
-            resp: stored,
-            key,
-        });
+        st.ctx = Some(Ucontext { cqe_version, uars });
         self.dev.context_created();
         Ok(())
     }
@@ -393,7 +365,7 @@ impl File {
         self.collect_event_garbage(st);
         let (id, fd) = self.dev.events.create(FileKind::Async, self.id)?;
         st.async_files.push(id);
-        if st.default_async.is_none() || self.lenient {
+        if st.default_async.is_none() {
             st.default_async = Some(id);
         }
         Ok((id, fd))

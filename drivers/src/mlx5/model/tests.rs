@@ -1745,7 +1745,7 @@ fn cqe_version_0_and_the_first_request_format() {
     use super::objects::{CqParams, FileState, QpParams};
     for v0_request in [false, true] {
         let model = Mlx5Model::new().unwrap();
-        let file = File::new(Arc::clone(&model.dev), false);
+        let file = File::new(Arc::clone(&model.dev));
         let mut st = FileState::default();
         let mut req = crate::mlx5::Mlx5Context::request();
         req.max_cqe_version = 0;
