@@ -7,6 +7,7 @@ use std::sync::Arc;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::verbs::MrKeys;
 use uverbs_drivers::wr::Sge;
+use zerocopy::FromBytes;
 
 use crate::ibv::ibv_access_flags;
 use crate::pd::PdInner;
@@ -16,6 +17,12 @@ use crate::wr::RemoteMemory;
 ///
 /// Dereferences to `[T]`. The buffer never moves or grows while registered. The region keeps its
 /// protection domain alive.
+///
+/// The device may write any bytes into the buffer (a peer's RDMA WRITE, a received message), so
+/// `T` must be valid for every bit pattern: [`zerocopy::FromBytes`] (integers, floats, arrays of
+/// them, and structs that derive it). A region of `bool`, `char` or references, which a peer could
+/// fill with invalid values, does not compile. To wait for a peer's write, read with
+/// [`MemoryRegion::read_volatile`], which loads again on every call.
 #[derive(Debug)]
 pub struct MemoryRegion<T> {
     // Field order matters: `Drop` deregisters first, then the buffer is freed.
@@ -23,6 +30,14 @@ pub struct MemoryRegion<T> {
     access: ibv_access_flags,
     pd: Arc<PdInner>,
     data: Vec<T>,
+}
+
+impl<T: FromBytes + Copy> MemoryRegion<T> {
+    /// Element `index`, loaded from memory on every call (a volatile read): for polling memory a
+    /// peer writes with RDMA, which the compiler cannot see. `None` if `index` is out of bounds.
+    pub fn read_volatile(&self, index: usize) -> Option<T> {
+        uverbs_drivers::mem::read_volatile(&self.data, index)
+    }
 }
 
 impl<T> MemoryRegion<T> {

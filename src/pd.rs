@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::provider::Backend;
+use zerocopy::FromBytes;
 
 use crate::ah::AddressHandle;
 use crate::context::{Context, Inner as CtxInner};
@@ -75,8 +76,9 @@ impl<'ctx> ProtectionDomain<'ctx> {
     /// Allocates `n` default-initialised `T`s and registers them for local writes and remote reads,
     /// writes and atomics (as `ibverbs` does).
     ///
-    /// Unlike `ibverbs`, which panics, `n == 0` or a zero-sized `T` is an error.
-    pub fn allocate<T: Sized + Copy + Default>(&self, n: usize) -> io::Result<MemoryRegion<T>> {
+    /// Unlike `ibverbs`, which panics, `n == 0` or a zero-sized `T` is an error. Unlike `ibverbs`,
+    /// `T` must be [`FromBytes`](zerocopy::FromBytes) (see [`MemoryRegion`]).
+    pub fn allocate<T: FromBytes + Copy + Default>(&self, n: usize) -> io::Result<MemoryRegion<T>> {
         self.allocate_with_access(
             n,
             ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
@@ -87,7 +89,7 @@ impl<'ctx> ProtectionDomain<'ctx> {
     }
 
     /// Allocates `n` default-initialised `T`s and registers them with `access`.
-    pub fn allocate_with_access<T: Sized + Copy + Default>(
+    pub fn allocate_with_access<T: FromBytes + Copy + Default>(
         &self,
         n: usize,
         access: ibv_access_flags,
@@ -103,7 +105,7 @@ impl<'ctx> ProtectionDomain<'ctx> {
     }
 
     /// Registers a vector the caller filled, with `access`. The region owns it until dropped.
-    pub fn register<T: Sized + Copy>(
+    pub fn register<T: FromBytes + Copy>(
         &self,
         data: Vec<T>,
         access: ibv_access_flags,

@@ -21,6 +21,7 @@ pub mod discover;
 pub mod error;
 pub mod event;
 pub mod gid;
+pub mod mem;
 pub mod mlx5;
 pub mod netlink;
 pub mod provider;
