@@ -85,9 +85,10 @@ pub use qp::{
 pub use srq::{SharedReceiveQueue, SrqCaps};
 pub use uverbs_drivers::error::{Error, Verb};
 pub use wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest, Sge, MULTICAST_QPN};
-/// The crate whose [`FromBytes`](zerocopy::FromBytes) a memory region's element type must
-/// implement, re-exported so that bounds can name the same version (deriving it needs `zerocopy`
-/// as a dependency of one's own, as derive macros name `::zerocopy`).
+/// The crate whose [`FromBytes`](zerocopy::FromBytes) and [`IntoBytes`](zerocopy::IntoBytes) a
+/// memory region's element type must implement, re-exported so that bounds can name the same
+/// version (deriving them needs `zerocopy` as a dependency of one's own, as derive macros name
+/// `::zerocopy`).
 pub use zerocopy;
 
 /// Extension to get the typed [`Error`] out of an `io::Error` returned by this crate.

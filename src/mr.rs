@@ -19,10 +19,12 @@ use crate::wr::RemoteMemory;
 /// protection domain alive.
 ///
 /// The device may write any bytes into the buffer (a peer's RDMA WRITE, a received message), so
-/// `T` must be valid for every bit pattern: [`zerocopy::FromBytes`] (integers, floats, arrays of
-/// them, and structs that derive it). A region of `bool`, `char` or references, which a peer could
-/// fill with invalid values, does not compile. To wait for a peer's write, read with
-/// [`MemoryRegion::read_volatile`], which loads again on every call.
+/// `T` must be valid for every bit pattern, [`zerocopy::FromBytes`]; and it may read every byte (a
+/// peer's RDMA READ, a send), so `T` must have no uninitialised bytes, [`zerocopy::IntoBytes`]
+/// (no padding, no `MaybeUninit`). Integers, floats, arrays of them and structs deriving both
+/// qualify. A region of `bool`, `char` or references, which a peer could fill with invalid values,
+/// or of padded structs, whose padding a peer could read, does not compile. To wait for a peer's
+/// write, read with [`MemoryRegion::read_volatile`], which loads again on every call.
 #[derive(Debug)]
 pub struct MemoryRegion<T> {
     // Field order matters: `Drop` deregisters first, then the buffer is freed.

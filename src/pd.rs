@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::provider::Backend;
-use zerocopy::FromBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ah::AddressHandle;
 use crate::context::{Context, Inner as CtxInner};
@@ -77,8 +77,11 @@ impl<'ctx> ProtectionDomain<'ctx> {
     /// writes and atomics (as `ibverbs` does).
     ///
     /// Unlike `ibverbs`, which panics, `n == 0` or a zero-sized `T` is an error. Unlike `ibverbs`,
-    /// `T` must be [`FromBytes`](zerocopy::FromBytes) (see [`MemoryRegion`]).
-    pub fn allocate<T: FromBytes + Copy + Default>(&self, n: usize) -> io::Result<MemoryRegion<T>> {
+    /// `T` must be plain bytes both ways, [`FromBytes`] and [`IntoBytes`] (see [`MemoryRegion`]).
+    pub fn allocate<T: FromBytes + IntoBytes + Copy + Default>(
+        &self,
+        n: usize,
+    ) -> io::Result<MemoryRegion<T>> {
         self.allocate_with_access(
             n,
             ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
@@ -89,7 +92,7 @@ impl<'ctx> ProtectionDomain<'ctx> {
     }
 
     /// Allocates `n` default-initialised `T`s and registers them with `access`.
-    pub fn allocate_with_access<T: FromBytes + Copy + Default>(
+    pub fn allocate_with_access<T: FromBytes + IntoBytes + Copy + Default>(
         &self,
         n: usize,
         access: ibv_access_flags,
@@ -105,7 +108,7 @@ impl<'ctx> ProtectionDomain<'ctx> {
     }
 
     /// Registers a vector the caller filled, with `access`. The region owns it until dropped.
-    pub fn register<T: FromBytes + Copy>(
+    pub fn register<T: FromBytes + IntoBytes + Copy>(
         &self,
         data: Vec<T>,
         access: ibv_access_flags,

@@ -370,7 +370,7 @@ fn send_cycle(access: RingAccess) {
         match access {
             RingAccess::SharedRing => drive(
                 // SAFETY: `ring` outlives the queue (the scope), and only the queue writes it; the
-                // device thread only reads it.
+                // device thread reads only the WQE the doorbell record published, before its CQE.
                 SendQueue::new(unsafe { SqRing::new(ring.ptr, ring.len) }, cfg).unwrap(),
                 |_, _| {},
                 &cq_mem,

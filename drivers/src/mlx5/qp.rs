@@ -281,7 +281,10 @@ impl SqRing {
     /// # Safety
     ///
     /// The `len` bytes at `ptr` must stay valid for reads and writes as long as the ring lives,
-    /// and nothing but this ring may write them (the device may read them at any time).
+    /// and nothing but this ring may write them. The device may read them only as the send queue
+    /// protocol allows: the blocks of WQEs the doorbell record has published and whose completion
+    /// the driver has not yet polled (nothing after a reset until new ones are published), so
+    /// that the blocks [`SendRing::wqe_mut`] lends are never read concurrently.
     pub unsafe fn new(ptr: NonNull<u8>, len: usize) -> SqRing {
         SqRing { ptr, len }
     }
@@ -555,7 +558,8 @@ impl Mlx5Qp {
             // SAFETY: the SQ starts at sq_offset and is sq_wqe_cnt blocks long, inside the buffer.
             let ptr = unsafe { NonNull::new_unchecked(base.as_ptr().add(sizes.sq_offset)) };
             // SAFETY: those bytes live in `buf`, which the `QpShared` holding this ring owns;
-            // only this ring's `SendQueue` writes them, and the device only reads them.
+            // only this ring's `SendQueue` writes them, and the device (hardware or the model)
+            // reads only the WQEs published and not yet completed, as `SqRing::new` requires.
             let ring = unsafe { SqRing::new(ptr, sizes.sq_wqe_cnt as usize * SEND_WQE_BB) };
             let cfg = SendQueueConfig {
                 qpn: created.qpn,

@@ -1438,8 +1438,7 @@ fn m_invoke_write(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Er
 const CORE_SUPPORT: u64 = uapi::IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS;
 
 fn m_get_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Errno> {
-    let had = st.ctx.is_some();
-    if had {
+    if st.ctx.is_some() {
         return Err(Errno::EINVAL);
     }
     f.get_context(st, &b.udata())?;
@@ -1454,7 +1453,7 @@ fn m_get_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Err
                 &CORE_SUPPORT.to_ne_bytes(),
             )
         });
-    if r.is_err() && !had {
+    if r.is_err() {
         f.drop_context(st);
     }
     r
@@ -1462,17 +1461,14 @@ fn m_get_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Err
 
 fn w_get_context(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
     let _req: uapi::ib_uverbs_get_context = io.request()?;
-    let had = st.ctx.is_some();
-    if had {
+    if st.ctx.is_some() {
         return Err(Errno::EINVAL);
     }
     f.get_context(st, &io.udata)?;
     let (id, user) = match f.new_async_file(st) {
         Ok(x) => x,
         Err(e) => {
-            if !had {
-                f.drop_context(st);
-            }
+            f.drop_context(st);
             return Err(e);
         }
     };
@@ -1482,9 +1478,7 @@ fn w_get_context(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno>
     };
     if let Err(e) = io.response(resp.as_bytes()) {
         f.drop_async_file(st, id);
-        if !had {
-            f.drop_context(st);
-        }
+        f.drop_context(st);
         return Err(e);
     }
     into_user_fd(user);

@@ -359,7 +359,7 @@ impl File {
     }
 
     /// Creates an async event file (`ASYNC_EVENT_ALLOC`, or the one of the write `GET_CONTEXT`);
-    /// the newest is where objects created without one report.
+    /// the first is where objects created without one report.
     pub(super) fn new_async_file(&self, st: &mut FileState) -> Result<(u64, OwnedFd), Errno> {
         self.ctx(st)?;
         self.collect_event_garbage(st);
