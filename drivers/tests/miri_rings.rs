@@ -17,7 +17,7 @@
 //! barriers are the language fences plus `fence(SeqCst)`.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::thread;
 
 use zerocopy::byteorder::big_endian::U32;
@@ -137,7 +137,6 @@ impl CqeMemory for CqMem<'_> {
     }
 }
 
-/// The send ring as `SqRing` hands it to `SendQueue`: slices from raw parts.
 /// A doorbell record word stored as `Dbrec::store` does: atomically, with Release.
 struct Dbrec<'m>(&'m DmaMem);
 
@@ -275,12 +274,19 @@ fn drive<R: SendRing>(
     while completed < u64::from(ROUNDS) {
         assert!(!down.load(Ordering::SeqCst), "the device thread failed");
         while posted < u64::from(ROUNDS) {
-            let n = posted % 200 + 1;
-            let sge = [Sge {
-                addr: 0x1000 + n,
-                length: n as u32,
-                lkey: 9,
-            }];
+            // One entry (one block) and five (ds 6: two blocks) alternately: blocks 0, 1-2, 3-0
+            // (wrapping at the ring's end), 1, 2-3, 0, 1-2, 3-0, ...
+            let entries = if posted % 2 == 1 { 5 } else { 1 };
+            let sge: Vec<Sge> = (0..entries)
+                .map(|j| {
+                    let n = (posted + j) % 200 + 1;
+                    Sge {
+                        addr: 0x1000 + n,
+                        length: n as u32,
+                        lkey: 9,
+                    }
+                })
+                .collect();
             match sq.post(&SendWr::send(posted, &sge), None) {
                 Ok(w) => {
                     publish(&sq, w);
@@ -321,6 +327,8 @@ fn send_cycle(access: RingAccess) {
     }
     let stop = AtomicBool::new(false);
     let down = AtomicBool::new(false);
+    // WQEs the device read across the ring's end.
+    let wrapped = AtomicUsize::new(0);
     thread::scope(|s| {
         // The device: executes posted WQEs in order, one CQE each (all are signaled).
         s.spawn(|| {
@@ -332,21 +340,25 @@ fn send_cycle(access: RingAccess) {
                     thread::yield_now();
                     continue;
                 }
-                let at = (sq_ci as usize % BLOCKS) * 64;
-                let mut wqe = [0u8; 64];
-                ring.read(at, &mut wqe);
-                let ctrl = CtrlSeg::read_from_bytes(&wqe[..16]).unwrap();
+                // The WQE's octowords, from its first block, wrapping at the ring's end.
+                let octoword = |i: usize| {
+                    let mut unit = [0u8; 16];
+                    ring.read(((sq_ci as usize * 4 + i) % (BLOCKS * 4)) * 16, &mut unit);
+                    unit
+                };
+                let ctrl = CtrlSeg::read_from_bytes(&octoword(0)).unwrap();
                 assert_eq!(
                     ctrl.wqe_index(),
                     sq_ci as u16,
                     "a WQE read before it was posted"
                 );
-                assert_eq!(
-                    (ctrl.opcode(), ctrl.ds(), ctrl.qpn()),
-                    (opcode::SEND, 2, 0x51)
-                );
-                let data = DataSeg::read_from_bytes(&wqe[16..32]).unwrap();
-                assert_eq!(u64::from(data.byte_count.get()), data.addr.get() & 0xff);
+                assert_eq!((ctrl.opcode(), ctrl.qpn()), (opcode::SEND, 0x51));
+                let ds = usize::from(ctrl.ds());
+                assert!(ds == 2 || ds == 6, "ds {ds}");
+                for i in 1..ds {
+                    let data = DataSeg::read_from_bytes(&octoword(i)).unwrap();
+                    assert_eq!(u64::from(data.byte_count.get()), data.addr.get() & 0xff);
+                }
                 let cqe = Cqe64 {
                     sop_drop_qpn: U32::new((u32::from(opcode::SEND) << 24) | 0x51),
                     wqe_counter: ctrl.wqe_index().into(),
@@ -354,7 +366,11 @@ fn send_cycle(access: RingAccess) {
                     ..Cqe64::default()
                 };
                 device_publish(&cq_mem, &cq_dbrec, NCQE, pi, cqe);
-                sq_ci += 1;
+                let bbs = ds.div_ceil(4) as u32;
+                if (sq_ci % BLOCKS as u32) + bbs > BLOCKS as u32 {
+                    wrapped.fetch_add(1, Ordering::Relaxed);
+                }
+                sq_ci += bbs;
                 pi += 1;
             }
         });
@@ -363,7 +379,7 @@ fn send_cycle(access: RingAccess) {
             user_index: None,
             qp_type: QpType::Rc,
             max_send_wr: 3,
-            max_send_sge: 1,
+            max_send_sge: 5,
             max_inline_data: 0,
             sq_sig_all: true,
         };
@@ -393,6 +409,10 @@ fn send_cycle(access: RingAccess) {
         }
         stop.store(true, Ordering::Relaxed);
     });
+    assert!(
+        wrapped.load(Ordering::Relaxed) > 0,
+        "no WQE wrapped at the ring's end"
+    );
 }
 
 /// The send/complete protocol itself: doorbell record after the WQE, WQE reuse after its CQE.
