@@ -161,7 +161,9 @@ impl PerftestDest {
 
     /// Parses a message of either form, up to its first NUL (perftest's `ethernet_read_keys`):
     /// colon-separated hex fields, each within its C type (a GID byte within 8 bits). Unlike the
-    /// pingpong form, a field that does not parse is an error, naming the text.
+    /// pingpong form, a field that does not parse is an error, naming the text; so is a field
+    /// wider than its type, which perftest's own parser would truncate (no perftest peer sends
+    /// one: it prints every field within its width).
     pub fn from_msg(msg: &[u8], with_gid: bool) -> Result<PerftestDest, String> {
         let end = msg.iter().position(|&b| b == 0).unwrap_or(msg.len());
         let text = String::from_utf8_lossy(&msg[..end]);
