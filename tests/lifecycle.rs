@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{any_device, TestDevice};
+use common::{any_device, long, TestDevice};
 use uverbs::{
     ibv_qp_type, ibv_wc, AddressHandle, AddressVector, CompletionChannel, CompletionQueue, Context,
     ErrorExt, MemoryRegion, MemoryWindow, ProtectionDomain, QueuePair, ReceiveRequest, SendRequest,
@@ -42,10 +42,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn long() -> bool {
-    std::env::var_os("UVERBS_LONG").is_some_and(|v| v != "0" && !v.is_empty())
 }
 
 /// Create/destroy cycles per kind.

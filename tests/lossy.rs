@@ -91,6 +91,8 @@ use uverbs::{
     ReceiveRequest, RemoteMemory, SendRequest,
 };
 
+use common::long;
+
 // ---------------------------------------------------------------------------------------------
 // The link: two veth ends, an rxe device on each, netem on both.
 
@@ -463,11 +465,6 @@ fn moved(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTree
 
 // ---------------------------------------------------------------------------------------------
 // The workload.
-
-/// Whether the long variants run.
-fn long() -> bool {
-    std::env::var("UVERBS_LONG").is_ok_and(|v| !v.is_empty() && v != "0")
-}
 
 /// The largest message, and the size of every buffer slot.
 const SLOT: usize = 1 << 20;

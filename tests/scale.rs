@@ -21,7 +21,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use common::{any_device, TestDevice};
+use common::{any_device, long, TestDevice};
 use uverbs::{
     ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_opcode, ibv_wc_status, AsyncEvent, AsyncEventKind,
     CompletionQueue, Context, ErrorExt, ProtectionDomain, QpAttr, QueuePair, ReceiveRequest,
@@ -43,10 +43,6 @@ const DEFAULT_DEPTH_RXE: u32 = 32;
 const DEFAULT_DEPTH_MODEL: u32 = 64;
 /// Queue depth of the 1 000 queue pairs with `UVERBS_LONG=1`.
 const LONG_DEPTH: u32 = 256;
-
-fn long() -> bool {
-    std::env::var_os("UVERBS_LONG").is_some_and(|v| v != "0" && !v.is_empty())
-}
 
 /// The depth the 1 000 queue pairs ask for.
 fn depth(dev: &TestDevice) -> u32 {

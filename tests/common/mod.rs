@@ -12,6 +12,11 @@
 
 pub mod process;
 
+/// Whether the long variants run: `UVERBS_LONG` set to anything but empty or `0`.
+pub fn long() -> bool {
+    std::env::var_os("UVERBS_LONG").is_some_and(|v| v != "0" && !v.is_empty())
+}
+
 use std::process::{Command, Output};
 
 use uverbs::{CommandPath, Context, Device, DeviceList};
