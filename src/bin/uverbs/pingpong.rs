@@ -316,12 +316,6 @@ fn now() -> (i64, i64) {
     (d.as_secs() as i64, i64::from(d.subsec_micros()))
 }
 
-fn page_size() -> usize {
-    // SAFETY: sysconf only reads a configuration value.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
-}
-
 fn print_address(which: &str, d: &PingpongDest) {
     println!(
         "  {which} LID 0x{:04x}, QPN 0x{:06x}, PSN 0x{:06x}, GID {}",
@@ -616,7 +610,7 @@ pub fn rc_pingpong_main(argv0: &str, argv: &[String]) -> i32 {
     };
     let now_secs = now().0;
     let mut rng = Rand48::new(i64::from(std::process::id() as i32).wrapping_mul(now_secs));
-    let page_size = page_size();
+    let page_size = uverbs_drivers::sys::page_size();
 
     let list = match uverbs::devices() {
         Ok(l) => l,
