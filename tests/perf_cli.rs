@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
-use common::process::{serve_then_connect, Done, Running};
+use common::process::{loopback_args, serve_then_connect, Done, Running};
 use common::{stderr, stdout, test_device, uverbs};
 
 /// How long one run (both sides) may take.
@@ -68,17 +68,7 @@ fn spawn(who: Impl, tool: &str, args: &[String]) -> Running {
 /// 127.0.0.1), both with `-p PORT`; a side still running at the deadline is killed.
 fn pair(tool: &str, server: Impl, sargs: &[&str], client: Impl, cargs: &[&str]) -> (Done, Done) {
     let port = next_port();
-    let p = port.to_string();
-    let sargs: Vec<String> = sargs
-        .iter()
-        .map(|s| s.to_string())
-        .chain(["-p".into(), p.clone()])
-        .collect();
-    let cargs: Vec<String> = cargs
-        .iter()
-        .map(|s| s.to_string())
-        .chain(["-p".into(), p, "127.0.0.1".into()])
-        .collect();
+    let (sargs, cargs) = loopback_args(port, sargs, cargs);
     serve_then_connect(
         port,
         spawn(server, tool, &sargs),

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
-use common::process::{serve_then_connect, Done, Running};
+use common::process::{loopback_args, serve_then_connect, Done, Running};
 use common::{stderr, stdout, test_device, uverbs};
 
 /// How long one ping-pong run (both sides) may take.
@@ -201,17 +201,7 @@ fn rc_pingpong_chk_validates_data() {
 /// with `-p PORT`; a side that is still running at the deadline is killed.
 fn pair_split(server: Tool, sargs: &[&str], client: Tool, cargs: &[&str]) -> (Done, Done) {
     let port = next_port();
-    let p = port.to_string();
-    let sargs: Vec<String> = sargs
-        .iter()
-        .map(|s| s.to_string())
-        .chain(["-p".into(), p.clone()])
-        .collect();
-    let cargs: Vec<String> = cargs
-        .iter()
-        .map(|s| s.to_string())
-        .chain(["-p".into(), p, "127.0.0.1".into()])
-        .collect();
+    let (sargs, cargs) = loopback_args(port, sargs, cargs);
     serve_then_connect(
         port,
         server.spawn(&sargs),

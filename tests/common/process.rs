@@ -129,6 +129,20 @@ pub fn listening(port: u16) -> bool {
     })
 }
 
+/// The command lines of a server and its client on `port` over loopback, as rdma-core's example
+/// programs and perftest both take them: the server's `args` and `-p PORT`, the client's `args`,
+/// `-p PORT` and `127.0.0.1`.
+pub fn loopback_args(port: u16, server: &[&str], client: &[&str]) -> (Vec<String>, Vec<String>) {
+    let p = port.to_string();
+    let with = |args: &[&str], tail: &[&str]| -> Vec<String> {
+        args.iter().chain(tail).map(|s| s.to_string()).collect()
+    };
+    (
+        with(server, &["-p", &p]),
+        with(client, &["-p", &p, "127.0.0.1"]),
+    )
+}
+
 /// Runs a client against a server: waits up to `listen_limit` for `server` to listen on `port`
 /// (failing the test, with the server's output, if it exits or the time runs out first), then
 /// starts the client with `client` and gives both `run_limit` in all. A side still running at the
