@@ -966,10 +966,9 @@ impl QueuePair<'_> {
         } else {
             (requests, None)
         };
-        let (requests, refused, windows) = match self.check_windows(requests) {
-            (checked, Some(f), windows) => (checked, Some(f), windows),
-            (checked, None, windows) => (checked, refused, windows),
-        };
+        // A window refusal lies within what the datagram check kept, so it comes first.
+        let (requests, window_refused, windows) = self.check_windows(requests);
+        let refused = window_refused.or(refused);
         let result = match &self.inner.imp {
             // SAFETY: the requests' memory is covered by this function's contract.
             QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from),
