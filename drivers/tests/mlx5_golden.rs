@@ -1258,6 +1258,33 @@ fn mlx5_matches_rdma_core_header() {
         "mlx5 golden vectors: {} cases compared ({kinds:?})",
         cases.0.len()
     );
+    // The exact number of cases, per kind: a case lost (a loop cut short, a generator no longer
+    // called) fails here instead of passing with less compared. Adding cases means updating these
+    // figures (and the README's total).
+    let expected_kinds: std::collections::BTreeMap<&str, usize> = [
+        ("atomic", 4),
+        ("consts", 1),
+        ("cqdb", 5),
+        ("cqe", 16),
+        ("ctrl", 8),
+        ("data", 4),
+        ("dgram", 4),
+        ("dump", 14),
+        ("errcqe", 17),
+        ("inl", 7),
+        ("layout", 9),
+        ("own", 288),
+        ("post", 35),
+        ("raddr", 3),
+        ("repeat", 1),
+        ("ring", 19),
+        ("setown", 20),
+        ("sq", 6),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(kinds, expected_kinds, "golden cases per kind");
+    assert_eq!(cases.0.len(), 461, "golden cases in all");
     assert!(
         failures.is_empty(),
         "{} of {} golden cases differ from rdma-core's header:\n{}",
