@@ -63,20 +63,81 @@ fn largest_inline_fits(limits: &Limits, qp_type: QpType, s: &QpSizes) {
     );
 }
 
+/// What `QpSizes::new` must make of a request.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// A geometry: its capacities are checked.
+    Granted,
+    /// `InvalidArgument` (and no other error), its message naming this.
+    Refused(&'static str),
+}
+
+/// Checks `QpSizes::new` for one request as `expect` says; returns whether it was granted.
+fn check_geometry(limits: &Limits, qp_type: QpType, c: &ib_uverbs_qp_cap, expect: Expect) -> bool {
+    let got = QpSizes::new(limits, qp_type, c, false);
+    match (expect, got) {
+        (Expect::Granted, Ok(s)) => {
+            assert!(
+                s.max_inline_data >= c.max_inline_data,
+                "{qp_type:?} {c:?}: {s:?}"
+            );
+            assert!(s.max_send_sge >= c.max_send_sge, "{qp_type:?} {c:?}: {s:?}");
+            assert!(s.sq_max_post >= c.max_send_wr, "{qp_type:?} {c:?}: {s:?}");
+            largest_inline_fits(limits, qp_type, &s);
+            true
+        }
+        (Expect::Refused(what), Err(Error::InvalidArgument { what: msg, .. })) => {
+            assert!(
+                msg.contains(what),
+                "{qp_type:?} {c:?}: refused for `{msg}`, expected `{what}`"
+            );
+            false
+        }
+        (expect, got) => panic!("{qp_type:?} {c:?}: expected {expect:?}, got {got:?}"),
+    }
+}
+
+/// Each geometry is either granted (and its reported inline capacity posted) or refused with
+/// `InvalidArgument` for the reason given; none is skipped, and the counts at the end fail a run
+/// that checked fewer than the table holds.
 #[test]
 fn reported_inline_capacity_is_postable() {
-    for qp_type in [QpType::Rc, QpType::Uc, QpType::Ud] {
-        for (sge, inline) in [(1, 0), (1, 64), (4, 0), (2, 200), (16, 0), (1, 300)] {
-            let Ok(s) = QpSizes::new(&LIMITS, qp_type, &cap(8, sge, inline), false) else {
-                continue;
-            };
-            assert!(
-                s.max_inline_data >= inline,
-                "{qp_type:?} asked {inline}: {s:?}"
-            );
-            largest_inline_fits(&LIMITS, qp_type, &s);
+    use Expect::{Granted, Refused};
+    const SGE: &str = "send scatter/gather entries";
+    const WQE: &str = "inline bytes (at most 512)";
+    const WRS: &str = "send work requests";
+    // (send work requests, send entries, inline bytes) -> per RC, UC, UD. The descriptor limit is
+    // 512 bytes: RC/UC WQEs carry 192 bytes of overhead (at most 20 entries), UD 64 (at most 28).
+    #[rustfmt::skip]
+    let table: [((u32, u32, u32), [Expect; 3]); 12] = [
+        ((8, 1, 0), [Granted, Granted, Granted]),
+        ((8, 1, 64), [Granted, Granted, Granted]),
+        ((8, 4, 0), [Granted, Granted, Granted]),
+        ((8, 2, 200), [Granted, Granted, Granted]),
+        ((8, 16, 0), [Granted, Granted, Granted]),
+        ((8, 1, 300), [Granted, Granted, Granted]),
+        ((8, 20, 0), [Granted, Granted, Granted]),
+        ((8, 21, 0), [Refused(SGE), Refused(SGE), Granted]),
+        ((8, 29, 0), [Refused(SGE), Refused(SGE), Refused(SGE)]),
+        ((8, 1, 444), [Refused(WQE), Refused(WQE), Granted]),
+        ((8, 1, 445), [Refused(WQE), Refused(WQE), Refused(WQE)]),
+        ((1 << 16, 1, 0), [Refused(WRS), Refused(WRS), Refused(WRS)]),
+    ];
+    let (mut granted, mut refused) = (0, 0);
+    for ((wr, sge, inline), expect) in table {
+        for (qp_type, expect) in [QpType::Rc, QpType::Uc, QpType::Ud].into_iter().zip(expect) {
+            if check_geometry(&LIMITS, qp_type, &cap(wr, sge, inline), expect) {
+                granted += 1;
+            } else {
+                refused += 1;
+            }
         }
     }
+    assert_eq!(
+        (granted, refused),
+        (23, 13),
+        "geometries granted and refused"
+    );
 }
 
 /// FINDING (docs/soundness.md, found by fuzz target `kernel_responses`): a send queue asked for no
@@ -123,21 +184,26 @@ fn inline_beyond_max_ds_is_refused() {
     }
 }
 
-/// FINDING (docs/soundness.md, found by fuzz target `kernel_responses`): when the context reports
-/// no receive limit (`max_recv_wr` 0 in the `GET_CONTEXT` response, which `Mlx5Context::limits`
-/// reads as `u32::MAX`), a request for more than 2^31 receives reaches
-/// `cap.max_recv_wr.next_power_of_two()` (drivers/src/mlx5/qp.rs:206): an overflow panic in a
-/// debug build, 0 in a release build (a 64-byte receive queue for 2^31 requests). Expected: an
-/// `InvalidArgument`, as for the send queue.
+/// F4 (docs/soundness.md, found by fuzz target `kernel_responses`, fixed): when the context
+/// reports no receive limit (`max_recv_wr` 0 in the `GET_CONTEXT` response, which
+/// `Mlx5Context::limits` reads as `u32::MAX`), a request for more than 2^31 receives used to reach
+/// `cap.max_recv_wr.next_power_of_two()`: an overflow panic in a debug build, 0 in a release build
+/// (a 64-byte receive queue for 2^31 requests). It is refused with `InvalidArgument`, as the send
+/// queue's impossible counts are; the largest power of two that fits the ring arithmetic is not.
 #[test]
 fn finding_huge_receive_queue_without_a_kernel_limit() {
     let limits = Limits {
         max_recv_wr: u32::MAX,
         ..LIMITS
     };
-    let mut c = cap(0, 1, 0);
-    c.max_recv_wr = (1 << 31) + 1;
-    if let Ok(s) = QpSizes::new(&limits, QpType::Rc, &c, false) {
-        assert!(s.rq_max_post >= c.max_recv_wr, "{s:?}");
+    for n in [(1 << 31) + 1, u32::MAX] {
+        let mut c = cap(0, 1, 0);
+        c.max_recv_wr = n;
+        match QpSizes::new(&limits, QpType::Rc, &c, false) {
+            Err(Error::InvalidArgument { what, .. }) => {
+                assert!(what.contains("receive work requests"), "{n}: {what}")
+            }
+            other => panic!("{n} receives without a kernel limit: {other:?}"),
+        }
     }
 }
