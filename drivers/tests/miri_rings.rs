@@ -23,6 +23,7 @@ use std::thread;
 use zerocopy::byteorder::big_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
+use uverbs_drivers::error::Error;
 use uverbs_drivers::mlx5::cqe::{
     cqe_opcode, device_owner_bit, init_buffer, wc_opcode, CompletionQueue, CompletionTarget, Cqe64,
     CqeMemory, WqKey,
@@ -119,6 +120,17 @@ impl Drop for DeviceDown<'_> {
     }
 }
 
+/// Set when the driver side is done, normally or by a failed assertion, so that the device thread
+/// stops (`thread::scope` joins it before a panic of the driver side propagates: without this a
+/// failure would be a hang).
+struct DriverDone<'a>(&'a AtomicBool);
+
+impl Drop for DriverDone<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 /// A CQ buffer as `CqRing` accesses it.
 struct CqMem<'m>(&'m DmaMem);
 
@@ -157,8 +169,24 @@ fn device_load_be32(rec: &DmaMem, index: usize) -> u32 {
 
 /// The device publishing its `pi`-th CQE into a CQ of `ncqe` 64-byte entries (`publish_cqe`), once
 /// the consumer index in `cq_dbrec` has released the entry.
-fn device_publish(cq: &DmaMem, cq_dbrec: &DmaMem, ncqe: u32, pi: u32, mut cqe: Cqe64) {
+fn device_publish(cq: &DmaMem, cq_dbrec: &DmaMem, ncqe: u32, pi: u32, cqe: Cqe64) {
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    assert!(device_publish_unless(&NEVER, cq, cq_dbrec, ncqe, pi, cqe));
+}
+
+/// [`device_publish`], giving up (false) if `done` is set while it waits for the entry.
+fn device_publish_unless(
+    done: &AtomicBool,
+    cq: &DmaMem,
+    cq_dbrec: &DmaMem,
+    ncqe: u32,
+    pi: u32,
+    mut cqe: Cqe64,
+) -> bool {
     while pi.wrapping_sub(device_load_be32(cq_dbrec, CQ_SET_CI)) >= ncqe {
+        if done.load(Ordering::SeqCst) {
+            return false;
+        }
         thread::yield_now();
     }
     cqe.set_owner(device_owner_bit(pi, ncqe));
@@ -167,6 +195,7 @@ fn device_publish(cq: &DmaMem, cq_dbrec: &DmaMem, ncqe: u32, pi: u32, mut cqe: C
     cq.write(at, &bytes[..63]);
     fence(Ordering::Release);
     cq.atomic_u8(at + 63).store(bytes[63], Ordering::Release);
+    true
 }
 
 /// Receives complete in order: each CQE names the oldest receive of QP 7.
@@ -197,6 +226,7 @@ fn cq_polled_while_the_device_produces() {
         cq_mem.write(0, &init);
     }
     let down = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
     thread::scope(|s| {
         s.spawn(|| {
             let _guard = DeviceDown(&down);
@@ -207,9 +237,12 @@ fn cq_polled_while_the_device_produces() {
                     op_own: cqe_opcode::RESP_SEND << 4,
                     ..Cqe64::default()
                 };
-                device_publish(&cq_mem, &dbrec, NCQE, pi, cqe);
+                if !device_publish_unless(&done, &cq_mem, &dbrec, NCQE, pi, cqe) {
+                    break;
+                }
             }
         });
+        let _done = DriverDone(&done);
         let mut cq = CompletionQueue::new(CqMem(&cq_mem), 64, 1, 0).unwrap();
         let mut target = Receives { next: 0 };
         let mut seen = 0u32;
@@ -271,6 +304,8 @@ fn drive<R: SendRing>(
     let mut cq = CompletionQueue::new(CqMem(cq_mem), 64, 1, 0).unwrap();
     let mut bf = BlueFlameReg::doorbell_only();
     let (mut posted, mut completed) = (0u64, 0u64);
+    // Posts refused because the queue was full.
+    let mut full = 0u32;
     while completed < u64::from(ROUNDS) {
         assert!(!down.load(Ordering::SeqCst), "the device thread failed");
         while posted < u64::from(ROUNDS) {
@@ -292,7 +327,18 @@ fn drive<R: SendRing>(
                     publish(&sq, w);
                     posted += 1;
                 }
-                Err(_) => break,
+                // The one refusal this loop expects: the queue is full (3 requests, or not enough
+                // free blocks of the 4) while WQEs are outstanding, whose completions free it.
+                // Anything else (a refused request, a full queue with nothing outstanding, which
+                // would never drain) is a failure, not a reason to wait.
+                Err(Error::QueueFull { capacity: 3, .. }) if sq.outstanding() > 0 => {
+                    full += 1;
+                    break;
+                }
+                Err(e) => panic!(
+                    "post {posted}: {e:?} with {} WQEs outstanding",
+                    sq.outstanding()
+                ),
             }
         }
         sq.ring_doorbell(&mut Dbrec(qp_dbrec), &mut bf, &mut NoUar);
@@ -309,6 +355,8 @@ fn drive<R: SendRing>(
         }
     }
     assert_eq!(sq.outstanding(), 0);
+    // The first pass alone fills the queue (nothing completes before the doorbell).
+    assert!(full > 0, "the send queue was never full");
 }
 
 /// A whole send cycle, `ROUNDS` times over a ring of 4 blocks and a CQ of 2 entries: the driver
@@ -365,7 +413,9 @@ fn send_cycle(access: RingAccess) {
                     op_own: cqe_opcode::REQ << 4,
                     ..Cqe64::default()
                 };
-                device_publish(&cq_mem, &cq_dbrec, NCQE, pi, cqe);
+                if !device_publish_unless(&stop, &cq_mem, &cq_dbrec, NCQE, pi, cqe) {
+                    break;
+                }
                 let bbs = ds.div_ceil(4) as u32;
                 if (sq_ci % BLOCKS as u32) + bbs > BLOCKS as u32 {
                     wrapped.fetch_add(1, Ordering::Relaxed);
@@ -374,6 +424,8 @@ fn send_cycle(access: RingAccess) {
                 pi += 1;
             }
         });
+        // Stops the device thread however the driver side ends.
+        let _stop = DriverDone(&stop);
         let cfg = SendQueueConfig {
             qpn: 0x51,
             user_index: None,
@@ -407,7 +459,6 @@ fn send_cycle(access: RingAccess) {
                 &down,
             ),
         }
-        stop.store(true, Ordering::Relaxed);
     });
     assert!(
         wrapped.load(Ordering::Relaxed) > 0,
