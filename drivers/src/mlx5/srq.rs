@@ -210,7 +210,11 @@ impl SrqShared {
             }
             let at = st.head;
             let wqe = self.wqe(at);
-            for (i, sge) in wr.sges.iter().enumerate() {
+            // Entries of no bytes are left out, as on the receive and send queues: the device reads
+            // a byte count of 0 as 2 GiB.
+            let mut used = 0;
+            for (i, sge) in wr.sges.iter().filter(|s| s.length != 0).enumerate() {
+                used = i + 1;
                 let seg = DataSeg::new(sge.length, sge.lkey, sge.addr);
                 // SAFETY: data segment i < max_gs of a free WQE (between head and tail: neither
                 // posted nor read by the device), inside the buffer.
@@ -222,13 +226,13 @@ impl SrqShared {
                     )
                 };
             }
-            if wr.sges.len() < self.sizes.max_gs as usize {
+            if used < self.sizes.max_gs as usize {
                 let end = DataSeg::new(0, INVALID_LKEY, 0);
                 // SAFETY: as above, the segment after the last one written, still < max_gs.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         end.as_bytes().as_ptr(),
-                        wqe.add(NEXT_SEG_SIZE + wr.sges.len() * DATA_SEG_SIZE),
+                        wqe.add(NEXT_SEG_SIZE + used * DATA_SEG_SIZE),
                         DATA_SEG_SIZE,
                     )
                 };
