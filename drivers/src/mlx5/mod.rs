@@ -169,6 +169,17 @@ pub(crate) enum Resource {
     Srq(Arc<srq::SrqShared>),
 }
 
+impl Resource {
+    /// Whether `self` and `other` are the same queue (not merely the same number).
+    fn same(&self, other: &Resource) -> bool {
+        match (self, other) {
+            (Resource::Qp(a), Resource::Qp(b)) => Arc::ptr_eq(a, b),
+            (Resource::Srq(a), Resource::Srq(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Slot {
     Free,
@@ -245,6 +256,34 @@ impl ResourceTable {
             }
             WqKey::Srqn(n) => {
                 t.by_srqn.remove(&n);
+            }
+        }
+    }
+
+    /// Removes `own` from under `key` if it is still what is filed there; a user index becomes free
+    /// again. For a queue being destroyed: once the kernel has destroyed it, its QP or SRQ number
+    /// may already name a queue another thread just created, whose entry must stay.
+    pub(crate) fn remove_own(&self, key: WqKey, own: &Resource) {
+        let mut t = self.write();
+        let t = &mut *t;
+        match key {
+            WqKey::UserIndex(i) => {
+                if let Some(slot) = t.by_uidx.get_mut(i as usize) {
+                    if matches!(slot, Slot::Used(r) if r.same(own)) {
+                        *slot = Slot::Free;
+                        t.free.push(i);
+                    }
+                }
+            }
+            WqKey::Qpn(n) => {
+                if t.by_qpn.get(&n).is_some_and(|r| r.same(own)) {
+                    t.by_qpn.remove(&n);
+                }
+            }
+            WqKey::Srqn(n) => {
+                if t.by_srqn.get(&n).is_some_and(|r| r.same(own)) {
+                    t.by_srqn.remove(&n);
+                }
             }
         }
     }
@@ -345,6 +384,39 @@ mod tests {
         check::<qp::Mlx5Qp>();
         check::<srq::Mlx5Srq>();
         check::<ah::Mlx5Ah>();
+    }
+
+    /// A queue with no rings, to be filed in a table.
+    fn bare_qp(pool: &Arc<buf::DbrecPool>) -> Resource {
+        Resource::Qp(Arc::new(qp::QpShared::bare(
+            pool.alloc().unwrap(),
+            buf::DmaBuf::new(4096, Verb::CreateQp).unwrap(),
+        )))
+    }
+
+    /// Soundness finding F10: a destroyed QP's number, reused by the kernel for a QP another
+    /// thread created meanwhile, must not lose that QP's entry (its completions would be lost).
+    #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf needs madvise(2)")]
+    fn removing_a_destroyed_queue_keeps_a_newer_one_of_the_same_number() {
+        let pool = buf::DbrecPool::new(64);
+        let t = ResourceTable::default();
+        let (old, new) = (bare_qp(&pool), bare_qp(&pool));
+        // CQE version 0: filed by QP number, which the kernel reuses once a QP is destroyed.
+        t.insert(WqKey::Qpn(7), old.clone());
+        t.insert(WqKey::Qpn(7), new.clone());
+        t.remove_own(WqKey::Qpn(7), &old);
+        assert!(t.lookup(WqKey::Qpn(7)).is_some_and(|r| r.same(&new)));
+        t.remove_own(WqKey::Qpn(7), &new);
+        assert!(t.lookup(WqKey::Qpn(7)).is_none());
+        // By user index (CQE version 1), only the owner of the slot frees it.
+        let u = t.reserve(Verb::CreateQp).unwrap();
+        t.insert(WqKey::UserIndex(u), new.clone());
+        t.remove_own(WqKey::UserIndex(u), &old);
+        assert!(t.lookup(WqKey::UserIndex(u)).is_some_and(|r| r.same(&new)));
+        t.remove_own(WqKey::UserIndex(u), &new);
+        assert!(t.lookup(WqKey::UserIndex(u)).is_none());
+        assert_eq!(t.reserve(Verb::CreateQp).unwrap(), u, "the index is free again");
     }
 
     #[test]

@@ -421,6 +421,18 @@ pub(crate) struct QpShared {
 }
 
 impl QpShared {
+    /// A QP with no rings (for tests of the tables that file QPs).
+    #[cfg(test)]
+    pub(crate) fn bare(dbrec: Dbrec, buf: DmaBuf) -> QpShared {
+        QpShared {
+            sq: None,
+            rq: None,
+            srq: None,
+            dbrec,
+            _buf: buf,
+        }
+    }
+
     fn sq(&self) -> Option<std::sync::MutexGuard<'_, SendQueue<SqRing>>> {
         self.sq
             .as_ref()
@@ -850,7 +862,8 @@ impl Drop for Mlx5Qp {
         }
         self.clean_cqs();
         if let Ok(m) = Mlx5Context::of(&self.ctx, Verb::DestroyQp) {
-            m.resources.remove(self.key);
+            m.resources
+                .remove_own(self.key, &Resource::Qp(Arc::clone(&self.shared)));
         }
     }
 }

@@ -410,7 +410,8 @@ impl Drop for Mlx5Srq {
             return;
         }
         if let Ok(m) = Mlx5Context::of(&self.ctx, Verb::DestroySrq) {
-            m.resources.remove(self.key);
+            m.resources
+                .remove_own(self.key, &Resource::Srq(Arc::clone(&self.shared)));
         }
     }
 }
