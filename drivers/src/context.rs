@@ -196,7 +196,15 @@ impl Context {
 
     /// The whole GID table (all ports), at most `max_entries` of it: `QUERY_GID_TABLE`, or sysfs on a
     /// kernel without it. Empty slots are not listed.
+    ///
+    /// The kernel returns the table in one attribute, whose length is 16 bits: room for 2047
+    /// entries. A longer table is read entry by entry (`QUERY_GID_ENTRY`).
     pub fn query_gid_table(&self, max_entries: usize) -> Result<Vec<uapi::ib_uverbs_gid_entry>> {
+        if max_entries > MAX_GID_TABLE_ENTRIES {
+            return self.gid_table_by_entry(max_entries, |port, index| {
+                self.query_gid_entry(port, index)
+            });
+        }
         let mut entries = vec![uapi::ib_uverbs_gid_entry::new_zeroed(); max_entries];
         let mut count = 0u64;
         let mut cmd = IoctlCmd::new(
@@ -239,6 +247,18 @@ impl Context {
         &self,
         max_entries: usize,
     ) -> Result<Vec<uapi::ib_uverbs_gid_entry>> {
+        self.gid_table_by_entry(max_entries, |port, index| {
+            sysfs_gid_entry(&self.info, port, index)
+        })
+    }
+
+    /// The GID table of every port, at most `max_entries` of it, read one slot at a time with
+    /// `entry` (which gives `None` for an empty slot).
+    fn gid_table_by_entry(
+        &self,
+        max_entries: usize,
+        mut entry: impl FnMut(u8, u32) -> Result<Option<uapi::ib_uverbs_gid_entry>>,
+    ) -> Result<Vec<uapi::ib_uverbs_gid_entry>> {
         let ports = self.query_device()?.resp.base.phys_port_cnt;
         let mut out = Vec::new();
         for port in 1..=ports {
@@ -247,7 +267,7 @@ impl Context {
                 if out.len() == max_entries {
                     return Ok(out);
                 }
-                if let Some(e) = sysfs_gid_entry(&self.info, port, index)? {
+                if let Some(e) = entry(port, index)? {
                     out.push(e);
                 }
             }
@@ -345,6 +365,10 @@ fn get_context(
         }
     }
 }
+
+/// The most GID entries one `QUERY_GID_TABLE` returns: its entries attribute's length is a `u16`.
+const MAX_GID_TABLE_ENTRIES: usize =
+    u16::MAX as usize / std::mem::size_of::<uapi::ib_uverbs_gid_entry>();
 
 /// The kernel's `enum ib_uverbs_gid_type` for a sysfs type string.
 fn gid_type_from_sysfs(s: &str) -> u32 {

@@ -39,8 +39,17 @@ pub(super) const MAX_WQE_SZ_RQ: u32 = 512;
 pub(super) const MAX_RD_ATOMIC: u32 = 16;
 /// `1 << log_bf_reg_size`.
 pub(super) const BF_REG_SIZE: u32 = 512;
-/// The port's GID table length (`roce_address_table_size`).
+/// The port's GID table length (`roce_address_table_size`) of a ConnectX, unless more GIDs are
+/// configured ([`gid_tbl_len`]).
 pub(super) const GID_TBL_LEN: u32 = 255;
+/// The most GIDs a model's port takes: more than the 2047 one `QUERY_GID_TABLE` attribute can
+/// return (its length is 16 bits), so that a driver's handling of a long table can be tested.
+pub(super) const MAX_GID_TBL_LEN: u32 = 4096;
+
+/// The port's GID table length: a ConnectX's, or as many entries as are configured beyond it.
+pub(super) fn gid_tbl_len(cfg: &ModelConfig) -> u32 {
+    GID_TBL_LEN.max(u32::try_from(cfg.gids.len()).unwrap_or(u32::MAX))
+}
 /// P_Key table length of the device (`max_pkeys`).
 pub(super) const MAX_PKEYS: u16 = 128;
 /// `IB_PORT_CM_SUP | IB_UVERBS_PCF_IP_BASED_GIDS`.
@@ -133,7 +142,7 @@ pub(super) fn port_attr(cfg: &ModelConfig, active: bool) -> uapi::ib_uverbs_quer
     let mut r = uapi::ib_uverbs_query_port_resp::new_zeroed();
     r.port_cap_flags = PORT_CAP_FLAGS;
     r.max_msg_sz = 1 << 30;
-    r.gid_tbl_len = GID_TBL_LEN;
+    r.gid_tbl_len = gid_tbl_len(cfg);
     r.pkey_tbl_len = 1;
     r.max_mtu = MTU_4096;
     if active {

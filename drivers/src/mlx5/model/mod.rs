@@ -78,7 +78,8 @@ pub enum IoctlSupport {
 pub struct ModelConfig {
     /// The device's name (`mlx5_0`).
     pub name: String,
-    /// The port's GID table, index by index (at most 255 entries; all-zero entries are empty).
+    /// The port's GID table, index by index (all-zero entries are empty). The port reports 255
+    /// entries, as a ConnectX does, or as many as are given, up to 4096.
     /// Every GID is a RoCE v2 GID of [`ModelConfig::netdev`]. The default:
     /// [`ModelConfig::default_gids`] of the default node GUID.
     pub gids: Vec<[u8; 16]>,
@@ -368,13 +369,13 @@ impl Device {
         cfg: ModelConfig,
         make: impl FnOnce(Vec<[u8; 16]>, Arc<dyn EventSink>) -> Arc<dyn Silicon>,
     ) -> Result<Arc<Device>> {
-        if cfg.gids.len() > caps::GID_TBL_LEN as usize {
+        if cfg.gids.len() > caps::MAX_GID_TBL_LEN as usize {
             return Err(Error::InvalidArgument {
                 verb: Verb::OpenDevice,
                 what: format!(
-                    "{} GIDs configured, the port's table has {}",
+                    "{} GIDs configured, the model's port takes at most {}",
                     cfg.gids.len(),
-                    caps::GID_TBL_LEN
+                    caps::MAX_GID_TBL_LEN
                 ),
             });
         }

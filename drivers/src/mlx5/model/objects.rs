@@ -413,7 +413,7 @@ impl File {
         if port != 1 {
             return Err(Errno::EINVAL);
         }
-        if index >= u64::from(caps::GID_TBL_LEN) {
+        if index >= u64::from(caps::gid_tbl_len(&self.dev.cfg)) {
             return Err(Errno::EINVAL);
         }
         let gid = self
@@ -438,7 +438,7 @@ impl File {
     /// The valid GID entries (`rdma_query_gid_table`): `EINVAL` if there are more than `max`.
     pub(super) fn gid_table(&self, max: usize) -> Result<Vec<uapi::ib_uverbs_gid_entry>, Errno> {
         let mut out = Vec::new();
-        for i in 0..caps::GID_TBL_LEN as u64 {
+        for i in 0..u64::from(caps::gid_tbl_len(&self.dev.cfg)) {
             match self.gid_entry(1, i) {
                 Ok(e) => {
                     if out.len() >= max {

@@ -89,7 +89,7 @@ impl Sysfs {
             &format!("{:#010x}", caps::PORT_CAP_FLAGS),
         )?;
         put(d, "ports/1/pkeys/0", "0xffff")?;
-        for i in 0..caps::GID_TBL_LEN as usize {
+        for i in 0..caps::gid_tbl_len(cfg) as usize {
             let gid = cfg.gids.get(i).copied().unwrap_or([0; 16]);
             put(d, &format!("ports/1/gids/{i}"), &gid_text(&gid))?;
             if gid != [0; 16] {
