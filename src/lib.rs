@@ -32,6 +32,14 @@
 //! completion arrives. Those two `unsafe fn` contracts are the only `unsafe` in this crate; everything
 //! that touches memory, the kernel or the device lives in `uverbs-drivers`.
 //!
+//! ## Memory a peer writes
+//!
+//! A peer with a region's rkey may write it at any moment, so while it may, read those bytes only
+//! with [`MemoryRegion::read_volatile`] or [`MemoryRegion::wait_for`] (and write neighbouring ones
+//! with [`MemoryRegion::write_volatile`]), never through `Deref`/`DerefMut`, whose slices promise
+//! the compiler that nothing else changes the memory. Once your protocol says the peer is done (its
+//! completion was polled, or `wait_for` saw the flag it writes last), `Deref` reads see its bytes.
+//!
 //! ## Errors
 //!
 //! Fallible calls return `std::io::Result`, as in `ibverbs`. The `io::Error` carries a typed
@@ -90,6 +98,19 @@ pub use wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest, Sge, MULTIC
 /// version (deriving them needs `zerocopy` as a dependency of one's own, as derive macros name
 /// `::zerocopy`).
 pub use zerocopy;
+
+/// Bytes of registered memory this process has leaked on purpose: a region whose deregistration
+/// the kernel refused (it may still let the device write the pages for a peer) keeps its buffer
+/// forever instead of returning it to the allocator. 0 unless a destroy failed.
+pub fn leaked_bytes() -> u64 {
+    uverbs_drivers::mem::leaked_bytes()
+}
+
+/// How many destroy commands issued while dropping an object the kernel has refused in this process
+/// (each also reported; see [`leaked_bytes`] for what a refused deregistration keeps).
+pub fn drop_errors() -> u64 {
+    uverbs_drivers::drop_errors()
+}
 
 /// Extension to get the typed [`Error`] out of an `io::Error` returned by this crate.
 pub trait ErrorExt {

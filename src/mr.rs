@@ -2,9 +2,11 @@
 
 use std::io;
 use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::mem::Allocation;
 use uverbs_drivers::verbs::MrKeys;
 use uverbs_drivers::wr::Sge;
 use zerocopy::FromBytes;
@@ -23,15 +25,52 @@ use crate::wr::RemoteMemory;
 /// peer's RDMA READ, a send), so `T` must have no uninitialised bytes, [`zerocopy::IntoBytes`]
 /// (no padding, no `MaybeUninit`). Integers, floats, arrays of them and structs deriving both
 /// qualify. A region of `bool`, `char` or references, which a peer could fill with invalid values,
-/// or of padded structs, whose padding a peer could read, does not compile. To wait for a peer's
-/// write, read with [`MemoryRegion::read_volatile`], which loads again on every call.
+/// or of padded structs, whose padding a peer could read, does not compile.
+///
+/// While a peer may write the region, read what it writes with [`MemoryRegion::read_volatile`] or
+/// [`MemoryRegion::wait_for`], which load afresh on every call, and store next to it with
+/// [`MemoryRegion::write_volatile`]: a slice from `Deref` or `DerefMut` tells the compiler that
+/// nothing else changes the memory while it lives. Read through `Deref` once the peer is done (its
+/// completion was polled, or `wait_for` saw the flag it writes last).
+///
+/// Dropping a region deregisters it and frees the buffer, except while a memory window bound to it
+/// is alive: the window keeps the registration, and the buffer, until it is deallocated.
 #[derive(Debug)]
 pub struct MemoryRegion<T> {
-    // Field order matters: `Drop` deregisters first, then the buffer is freed.
-    keys: MrKeys,
+    reg: Arc<Registration>,
     access: ibv_access_flags,
-    pd: Arc<PdInner>,
     data: Vec<T>,
+}
+
+/// The kernel's registration of a region's memory, shared with the memory windows bound to it.
+///
+/// The memory returns to the allocator only once the kernel has let go of the registration: the
+/// region hands its buffer over when it is dropped, the last owner (the region, or a window still
+/// bound to it) deregisters, and a deregistration the kernel refuses (rxe refuses one while a window
+/// is bound) leaks the buffer, counted in [`crate::leaked_bytes`], since a peer may still write it.
+#[derive(Debug)]
+pub(crate) struct Registration {
+    keys: MrKeys,
+    pd: Arc<PdInner>,
+    /// The region's buffer once the region itself is gone.
+    memory: Mutex<Option<Allocation>>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let memory = self
+            .memory
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Err(e) = self.pd.ctx.drv.dereg_mr(self.keys.handle) {
+            uverbs_drivers::report_drop_error("memory region", &e);
+            // Still registered: the device may write these pages for a peer. Never free them.
+            if let Some(m) = memory {
+                m.leak();
+            }
+        }
+    }
 }
 
 impl<T: FromBytes + Copy> MemoryRegion<T> {
@@ -39,6 +78,29 @@ impl<T: FromBytes + Copy> MemoryRegion<T> {
     /// peer writes with RDMA, which the compiler cannot see. `None` if `index` is out of bounds.
     pub fn read_volatile(&self, index: usize) -> Option<T> {
         uverbs_drivers::mem::read_volatile(&self.data, index)
+    }
+
+    /// Waits until element `index` satisfies `done` (loading it afresh each time), then orders
+    /// every later read of the region after that load, as rdma-core orders reading a completion
+    /// after its owner bit: a peer that writes its payload before a flag (one RDMA WRITE lands in
+    /// address order on RC, and a second WRITE lands after the first) can be waited for on the flag
+    /// and its payload read afterwards. Returns the element, or `None` if `index` is out of bounds
+    /// or `timeout` passes first (`None`: wait for ever).
+    pub fn wait_for(
+        &self,
+        index: usize,
+        done: impl FnMut(T) -> bool,
+        timeout: Option<Duration>,
+    ) -> Option<T> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        uverbs_drivers::mem::wait_for(&self.data, index, done, deadline)
+    }
+
+    /// Stores `value` at `index` without borrowing the rest of the region, which a peer may be
+    /// writing meanwhile (unlike `region[index] = value`, which borrows all of it mutably); `false`
+    /// if `index` is out of bounds. For a flag or a counter next to memory a peer writes.
+    pub fn write_volatile(&mut self, index: usize, value: T) -> bool {
+        uverbs_drivers::mem::write_volatile(&mut self.data, index, value)
     }
 }
 
@@ -57,14 +119,24 @@ impl<T> MemoryRegion<T> {
             .into());
         }
         let addr = data.as_ptr() as u64;
-        let keys = pd
-            .ctx
-            .drv
-            .reg_mr(pd.handle, addr, len as u64, addr, access.0)?;
+        // SAFETY: the range is `data`'s heap buffer, which moves into the region (a `Vec` never
+        // moves its buffer) and from there into the `Registration`, which frees it only after
+        // `dereg_mr` succeeded and leaks it otherwise; `T: FromBytes + IntoBytes` in every caller
+        // (`ProtectionDomain::{allocate_with_access, register}`); the region's own accesses are
+        // `Deref` (the device's writes are DMA into plain data) and the post contracts.
+        #[allow(unsafe_code)]
+        let keys = unsafe {
+            pd.ctx
+                .drv
+                .reg_mr(pd.handle, addr, len as u64, addr, access.0)
+        }?;
         Ok(MemoryRegion {
-            keys,
+            reg: Arc::new(Registration {
+                keys,
+                pd,
+                memory: Mutex::new(None),
+            }),
             access,
-            pd,
             data,
         })
     }
@@ -72,7 +144,7 @@ impl<T> MemoryRegion<T> {
     /// The key peers use to access this region remotely.
     pub fn rkey(&self) -> RemoteKey {
         RemoteKey {
-            key: self.keys.rkey,
+            key: self.reg.keys.rkey,
         }
     }
 
@@ -82,16 +154,17 @@ impl<T> MemoryRegion<T> {
     }
 
     pub(crate) fn pd(&self) -> &Arc<PdInner> {
-        &self.pd
+        &self.reg.pd
     }
 
-    pub(crate) fn pd_inner(&self) -> Arc<PdInner> {
-        Arc::clone(&self.pd)
+    /// The registration, which a memory window bound to the region keeps alive.
+    pub(crate) fn registration(&self) -> &Arc<Registration> {
+        &self.reg
     }
 
     /// The local key, for scatter/gather entries.
     pub fn lkey(&self) -> u32 {
-        self.keys.lkey
+        self.reg.keys.lkey
     }
 
     /// The scatter/gather entry covering `range` of this region (in elements), for
@@ -114,7 +187,7 @@ impl<T> MemoryRegion<T> {
     pub fn remote(&self) -> RemoteMemory {
         RemoteMemory {
             addr: self.data.as_ptr() as u64,
-            rkey: self.keys.rkey,
+            rkey: self.reg.keys.rkey,
             len: std::mem::size_of_val(self.data.as_slice()) as u64,
         }
     }
@@ -126,7 +199,7 @@ impl<T> MemoryRegion<T> {
         Some(Sge {
             addr: self.data.as_ptr() as u64 + (start * size) as u64,
             length,
-            lkey: self.keys.lkey,
+            lkey: self.reg.keys.lkey,
         })
     }
 }
@@ -146,9 +219,10 @@ impl<T> DerefMut for MemoryRegion<T> {
 
 impl<T> Drop for MemoryRegion<T> {
     fn drop(&mut self) {
-        if let Err(e) = self.pd.ctx.drv.dereg_mr(self.keys.handle) {
-            uverbs_drivers::report_drop_error("memory region", &e);
-        }
+        // The buffer goes with the registration: freed once the kernel has released it (now, unless
+        // a memory window bound to the region holds the registration), leaked if it refuses.
+        let memory = Allocation::from_vec(std::mem::take(&mut self.data));
+        *self.reg.memory.lock().unwrap_or_else(|p| p.into_inner()) = memory;
     }
 }
 

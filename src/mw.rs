@@ -3,11 +3,12 @@
 
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::provider::Backend;
 
+use crate::mr::Registration;
 use crate::pd::{PdInner, ProtectionDomain};
 
 /// The memory window type 2 (`IBV_MW_TYPE_2`): bound and invalidated by work requests on a queue
@@ -34,6 +35,10 @@ pub struct MemoryWindow {
     pd: Arc<PdInner>,
     handle: u32,
     rkey: AtomicU32,
+    /// The registration of the region the last bind posted named: kept until the window is
+    /// deallocated, so that the region's memory stays allocated (and the kernel, which refuses to
+    /// deregister a region with a window bound, is asked only once the window is gone).
+    bound: Mutex<Option<Arc<Registration>>>,
 }
 
 impl MemoryWindow {
@@ -51,6 +56,7 @@ impl MemoryWindow {
             pd: Arc::clone(&pd.inner),
             handle,
             rkey: AtomicU32::new(rkey),
+            bound: Mutex::new(None),
         })
     }
 
@@ -68,9 +74,18 @@ impl MemoryWindow {
         (rkey & 0xffff_ff00) | (rkey.wrapping_add(1) & 0xff)
     }
 
-    /// Records the key of a bind that was posted.
-    pub(crate) fn set_rkey(&self, rkey: u32) {
+    /// Records a bind that was posted: the window's new key, and the region it binds, which the
+    /// window keeps registered and allocated from now on. (A bind to another region that completes in
+    /// error, because the window was still bound, lets the earlier region go: if the kernel then
+    /// refuses to deregister it, its buffer is leaked, never freed.)
+    pub(crate) fn set_bound(&self, rkey: u32, region: &Arc<Registration>) {
+        let previous = self
+            .bound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(Arc::clone(region));
         self.rkey.store(rkey, Ordering::Release);
+        drop(previous);
     }
 
     pub(crate) fn pd_inner(&self) -> &Arc<PdInner> {
@@ -83,5 +98,7 @@ impl Drop for MemoryWindow {
         if let Err(e) = self.pd.ctx.drv.dealloc_mw(self.handle) {
             uverbs_drivers::report_drop_error("memory window", &e);
         }
+        // Then `bound` goes: the region it names is deregistered and freed if nothing else holds it
+        // (or leaked, if the kernel still refuses).
     }
 }

@@ -877,7 +877,7 @@ impl<'res> QueuePair<'res> {
         range: R,
         verb: Verb,
     ) -> io::Result<uverbs_drivers::wr::Sge> {
-        if !Arc::ptr_eq(&mr.pd_inner(), &self.inner.pd) {
+        if !Arc::ptr_eq(mr.pd(), &self.inner.pd) {
             return Err(Error::InvalidArgument {
                 verb,
                 what: "the memory region belongs to another protection domain".into(),
@@ -985,8 +985,8 @@ impl QueuePair<'_> {
                 .as_ref()
                 .map_or_else(|f| f.index, |()| requests.len());
             for r in &requests[..posted] {
-                if let (Some(mw), Some(bind)) = (r.mw, r.wr.bind) {
-                    mw.set_rkey(bind.new_rkey);
+                if let (Some((mw, region)), Some(bind)) = (r.mw, r.wr.bind) {
+                    mw.set_bound(bind.new_rkey, region);
                 }
             }
         }
@@ -1004,7 +1004,7 @@ impl QueuePair<'_> {
     ) -> (&'r [SendRequest<'a>], Option<PostFailure>, bool) {
         let mut windows = false;
         for (index, r) in requests.iter().enumerate() {
-            let Some(mw) = r.mw else { continue };
+            let Some((mw, _)) = r.mw else { continue };
             windows = true;
             if Arc::ptr_eq(mw.pd_inner(), &self.inner.pd) {
                 continue;

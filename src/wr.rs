@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 
 use uverbs_drivers::wr::{self as dwr, opcode, send_flags};
 
@@ -13,7 +14,7 @@ pub use uverbs_drivers::wr::Sge;
 
 use crate::ah::AddressHandle;
 use crate::ibv::ibv_access_flags;
-use crate::mr::{MemoryRegion, MrRange};
+use crate::mr::{MemoryRegion, MrRange, Registration};
 use crate::mw::MemoryWindow;
 use uverbs_drivers::error::{Error, Verb};
 
@@ -53,8 +54,9 @@ pub struct SendRequest<'a> {
     pub(crate) wr: dwr::SendWr<'a>,
     /// The address handle of a UD send, borrowed so that it outlives the post.
     pub(crate) ah: Option<&'a AddressHandle>,
-    /// The window a BIND_MW binds: its key advances when the request is posted.
-    pub(crate) mw: Option<&'a MemoryWindow>,
+    /// The window a BIND_MW binds and the region it binds it to: the window's key advances, and it
+    /// keeps the region's registration, when the request is posted.
+    pub(crate) mw: Option<(&'a MemoryWindow, &'a Arc<Registration>)>,
 }
 
 impl<'a> SendRequest<'a> {
@@ -216,7 +218,7 @@ impl<'a> SendRequest<'a> {
     pub fn bind_mw<T, R: MrRange>(
         wr_id: u64,
         mw: &'a MemoryWindow,
-        mr: &MemoryRegion<T>,
+        mr: &'a MemoryRegion<T>,
         range: R,
         access: ibv_access_flags,
     ) -> io::Result<(SendRequest<'a>, RemoteMemory)> {
@@ -240,7 +242,7 @@ impl<'a> SendRequest<'a> {
         if length == 0 {
             return Err(bad("a type 2 window cannot be bound to an empty range"));
         }
-        if !std::sync::Arc::ptr_eq(mw.pd_inner(), mr.pd()) {
+        if !Arc::ptr_eq(mw.pd_inner(), mr.pd()) {
             return Err(bad(
                 "the window and the region belong to different protection domains",
             ));
@@ -271,7 +273,7 @@ impl<'a> SendRequest<'a> {
             length,
             access: access.0,
         });
-        r.mw = Some(mw);
+        r.mw = Some((mw, mr.registration()));
         let remote = RemoteMemory {
             addr,
             rkey: new_rkey,

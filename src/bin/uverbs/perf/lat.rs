@@ -3,7 +3,6 @@
 //! Nothing in a measured loop allocates: requests are built on the stack, completions land in a
 //! fixed array, and the timestamps go into a vector sized before the loop.
 
-use std::sync::atomic::{fence, Ordering};
 
 use uverbs::{ibv_wc, MemoryRegion, ReceiveRequest, SendRequest};
 
@@ -146,19 +145,18 @@ pub fn write_lat(
         if rcnt < iters && !(scnt < 1 && server) {
             rcnt += 1;
             let want = rcnt as u8;
-            // The peer's RDMA WRITE lands in this memory behind the compiler's back: a volatile
-            // read loads the byte again every time.
-            while mr.read_volatile(poll_off) != Some(want) {
-                std::hint::spin_loop();
-            }
-            fence(Ordering::Acquire);
+            // The peer's RDMA WRITE lands in this memory behind the compiler's back: `wait_for`
+            // loads the byte afresh each time, then orders later reads of the region after it.
+            mr.wait_for(poll_off, |b| b == want, None);
         }
         if scnt < iters {
             tposted[scnt as usize] = r.now();
             scnt += 1;
             // The previous write has completed (awaited below), so the device no longer reads the
             // send half.
-            mr[post_off] = scnt as u8;
+            // Not `mr[post_off] = ..`: that borrows the whole region, whose receive half the
+            // peer may be writing.
+            mr.write_volatile(post_off, scnt as u8);
             let wr = if inline {
                 SendRequest::rdma_write_inline(0, &mr[..size_us], remote)
             } else {
