@@ -41,6 +41,11 @@ impl CompletionChannel {
         })
     }
 
+    /// The context the channel was created on.
+    pub(crate) fn context(&self) -> &Arc<CtxInner> {
+        &self.inner.ctx
+    }
+
     fn read_event(&self, timeout: Option<Duration>) -> io::Result<Option<isize>> {
         // An mlx5 CQ's events carry a key of the context, which also acknowledges the event to the
         // CQ (as `ibv_get_cq_event` does); an rxe CQ's carry its `id`.

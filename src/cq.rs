@@ -78,6 +78,13 @@ impl<'ctx> CompletionQueue<'ctx> {
                 verb: Verb::CreateCq,
                 what: format!("{min_cq_entries} completion queue entries"),
             })?;
+        if channel.is_some_and(|c| !Arc::ptr_eq(c.context(), inner)) {
+            return Err(Error::InvalidArgument {
+                verb: Verb::CreateCq,
+                what: "the completion channel belongs to another context".into(),
+            }
+            .into());
+        }
         let channel_fd = channel.map(|c| c.inner.fd.as_fd());
         let (imp, event_key) = match inner.drv.backend() {
             Backend::Rxe(_) => (

@@ -326,6 +326,13 @@ impl<'res> QueuePairBuilder<'res> {
             what,
         };
         if let Some(i) = self.gid_index {
+            // An address vector's `sgid_index` is 8 bits (`ibv_ah_attr`, the kernel's
+            // `ib_uverbs_global_route`): a larger index cannot be used to connect.
+            if i > u32::from(u8::MAX) {
+                return Err(bad(format!(
+                    "GID index {i} (an address vector's sgid_index is 8 bits)"
+                )));
+            }
             if !self
                 .gid_table
                 .iter()
@@ -388,6 +395,17 @@ impl<'res> QueuePairBuilder<'res> {
             user_handle: self.ctx as u64,
             srq: self.srq.as_ref().map(|srq| srq.handle()),
         };
+        // Handles name objects of one device file: a completion queue (or SRQ) of another context
+        // has a handle that names an unrelated object of this one, or none.
+        for (cq, which) in [(&self.send, "send"), (&self.recv, "receive")] {
+            if !Arc::ptr_eq(&cq._ctx, ctx) {
+                return Err(Error::InvalidArgument {
+                    verb: Verb::CreateQp,
+                    what: format!("the {which} completion queue belongs to another context"),
+                }
+                .into());
+            }
+        }
         if let Some(srq) = &self.srq {
             if !Arc::ptr_eq(&srq.pd.ctx, ctx) {
                 return Err(Error::InvalidArgument {
@@ -526,7 +544,13 @@ impl<'res> PreparedQueuePair<'res> {
                     .ok_or_else(|| io::Error::other("gid was set for remote but not local"))?;
                 AddressVector {
                     dgid: Some(gid),
-                    sgid_index: sgid_index.gid_index as u8,
+                    // `build` refused indices above 255.
+                    sgid_index: u8::try_from(sgid_index.gid_index).map_err(|_| {
+                        Error::InvalidArgument {
+                            verb: Verb::ModifyQp,
+                            what: format!("GID index {} (at most 255)", sgid_index.gid_index),
+                        }
+                    })?,
                     hop_limit: 0xff,
                     dlid: remote.lid,
                     port_num: PORT_NUM,
