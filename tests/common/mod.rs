@@ -187,3 +187,33 @@ pub fn assert_same_output(what: &str, expected: &str, actual: &str) {
         "{what}: outputs differ\n{report}\n--- rdma-core ---\n{expected}\n--- uverbs ---\n{actual}"
     );
 }
+
+/// Whether this runs in the VM harness (`UVERBS_VM` set). Parts of a test that change the machine
+/// itself (take an interface down, delete the device, add veth pairs and netem) run only there;
+/// elsewhere (a ConnectX on the host, say) this says that `part` of `test` was skipped, and why.
+pub fn in_vm(test: &str, part: &str) -> bool {
+    let vm = std::env::var_os("UVERBS_VM").is_some_and(|v| !v.is_empty());
+    if !vm {
+        eprintln!(
+            "SKIPPED {test}: {part} changes the machine, so it runs only in the VM harness \
+             (UVERBS_VM is unset)"
+        );
+    }
+    vm
+}
+
+/// Whether `tool` (rdma-core's or perftest's, the oracle a test compares with) is on `PATH`. The
+/// VM harness installs them, so there its absence fails the test; elsewhere this says that the
+/// comparison in `test` was skipped.
+pub fn oracle(test: &str, tool: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
+    if !found {
+        assert!(
+            std::env::var_os("UVERBS_VM").is_none(),
+            "{test}: {tool} is not installed, but the VM harness installs it"
+        );
+        eprintln!("SKIPPED {test}: {tool} is not installed, so there is nothing to compare with");
+    }
+    found
+}
