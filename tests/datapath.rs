@@ -615,7 +615,28 @@ fn a_completion_channel_wakes_up_on_a_completion() {
     send(&mut qp, &mut mr, ..8, 4).unwrap();
     assert_eq!(poll_n(&cq, 2).len(), 2);
     assert_eq!(channel.try_get_event().unwrap(), None);
-    // The fd is usable with poll(2) directly.
-    use std::os::fd::AsRawFd;
-    assert!(channel.as_raw_fd() >= 0);
+    // The fd is usable with poll(2) directly: not readable while no event is pending (armed or
+    // not), readable (POLLIN) once an armed CQ completes (waited for with a deadline), and not
+    // readable again once the event is read.
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let readable = |wait_ms: u16| -> bool {
+        let mut fds = [PollFd::new(channel.as_fd(), PollFlags::POLLIN)];
+        let n = poll(&mut fds, PollTimeout::from(wait_ms)).unwrap();
+        let revents = fds[0].revents().unwrap();
+        assert!(
+            !revents.intersects(PollFlags::POLLERR | PollFlags::POLLNVAL),
+            "{revents:?}"
+        );
+        n == 1 && revents.contains(PollFlags::POLLIN)
+    };
+    assert!(!readable(0), "readable with no event pending");
+    cq.req_notify(false).unwrap();
+    assert!(!readable(0), "readable once armed, before any completion");
+    recv(&mut qp, &mut mr, 8.., 5).unwrap();
+    send(&mut qp, &mut mr, ..8, 6).unwrap();
+    assert!(readable(30_000), "no POLLIN within 30 s of a completion");
+    assert_eq!(channel.try_get_event().unwrap(), Some(77));
+    assert!(!readable(0), "readable after its one event was read");
+    assert_eq!(poll_n(&cq, 2).len(), 2);
 }
