@@ -21,7 +21,7 @@ use std::io;
 
 use crate::device::DeviceList;
 
-pub use uverbs_drivers::mlx5::model::ModelConfig;
+pub use uverbs_drivers::mlx5::model::{ModelConfig, ObjectCounts};
 
 /// One model device (one HCA with one RoCE port). Every clone is the same device; it lives as long as
 /// any clone, device list or context of it.
@@ -49,6 +49,19 @@ impl Mlx5Model {
     /// The model's device, as a list like [`devices`](crate::devices) returns.
     pub fn devices(&self) -> io::Result<DeviceList> {
         DeviceList::from_infos(vec![self.inner.device_info()])
+    }
+
+    /// The objects alive in the model's kernel half, summed over its open files: files, contexts,
+    /// PDs, MRs, CQs, QPs, SRQs and AHs, counted in each file's handle table (what `rdma resource
+    /// show` counts of a kernel device, and address handles too). Every context opens a file of its
+    /// own, and each device list holds one; a file's objects go when it closes.
+    pub fn objects(&self) -> ObjectCounts {
+        self.inner.objects()
+    }
+
+    /// [`objects`](Mlx5Model::objects) per open file, in the order the files were opened.
+    pub fn objects_per_file(&self) -> Vec<ObjectCounts> {
+        self.inner.objects_per_file()
     }
 
     /// Takes the port down (`false`) or up (`true`); contexts get `PORT_ERR` / `PORT_ACTIVE`.

@@ -23,7 +23,7 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use super::events::{into_user_fd, FileKind};
 use super::objects::{CqParams, Destroyed, FileState, Object, QpParams, SrqParams};
-use super::{caps, uaccess, Device, IoctlSupport};
+use super::{caps, uaccess, Device, IoctlSupport, ObjectCounts};
 use crate::sys::ModelFile;
 
 const HDR_LEN: usize = std::mem::size_of::<uapi::ib_uverbs_ioctl_hdr>();
@@ -60,8 +60,37 @@ impl File {
         }
     }
 
+    /// Opens the device: a new file, registered with the device so that its objects are counted
+    /// ([`super::Mlx5Model::objects`]).
+    pub(super) fn open(dev: Arc<Device>) -> Arc<File> {
+        let file = Arc::new(File::new(dev));
+        file.dev.register_file(&file);
+        file
+    }
+
     fn lock(&self) -> MutexGuard<'_, FileState> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The objects in the file's handle table, and whether it has a context.
+    pub(super) fn object_counts(&self) -> ObjectCounts {
+        let st = self.lock();
+        let mut c = ObjectCounts {
+            files: 1,
+            contexts: usize::from(st.ctx.is_some()),
+            ..ObjectCounts::default()
+        };
+        for obj in st.objects.values() {
+            *match obj {
+                Object::Pd(_) => &mut c.pds,
+                Object::Mr(_) => &mut c.mrs,
+                Object::Cq(_) => &mut c.cqs,
+                Object::Qp(_) => &mut c.qps,
+                Object::Srq(_) => &mut c.srqs,
+                Object::Ah(_) => &mut c.ahs,
+            } += 1;
+        }
+        c
     }
 
     /// Removes the context of a `GET_CONTEXT` that failed after creating it.
@@ -93,6 +122,7 @@ impl Drop for File {
         let had = st.ctx.take().is_some();
         drop(st);
         self.dev.file_closed(had);
+        self.dev.unregister_file(self.id);
     }
 }
 
@@ -2180,6 +2210,6 @@ impl ModelFile for File {
     }
 
     fn reopen(&self) -> crate::sys::ModelRef {
-        crate::sys::ModelRef(Arc::new(File::new(Arc::clone(&self.dev))))
+        crate::sys::ModelRef(File::open(Arc::clone(&self.dev)))
     }
 }

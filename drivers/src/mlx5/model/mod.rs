@@ -45,11 +45,11 @@ mod uar;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use nix::errno::Errno;
 
@@ -193,6 +193,50 @@ pub struct ModelStats {
     pub events_dropped: u64,
     /// What the HCA counted.
     pub hca: HcaStats,
+}
+
+/// The objects alive in open files of a model device, read from the files' handle tables
+/// ([`Mlx5Model::objects`], [`Mlx5Model::objects_per_file`]): what `rdma resource show` counts
+/// for a kernel device, and the address handles it does not. For one file, `files` is 1 and
+/// `contexts` 0 or 1; a sum counts the open files and their contexts.
+///
+/// Unlike [`ModelStats`]' counters, which the verbs raise and lower, these are counted in the
+/// tables themselves, so an object left in a table (a destroy that never came, or one the model
+/// lost track of) is always seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ObjectCounts {
+    /// Open files (of the device infos and contexts that hold one).
+    pub files: usize,
+    /// User contexts (`GET_CONTEXT` done).
+    pub contexts: usize,
+    /// Protection domains.
+    pub pds: usize,
+    /// Memory regions.
+    pub mrs: usize,
+    /// Completion queues.
+    pub cqs: usize,
+    /// Queue pairs.
+    pub qps: usize,
+    /// Shared receive queues.
+    pub srqs: usize,
+    /// Address handles.
+    pub ahs: usize,
+}
+
+impl std::ops::Add for ObjectCounts {
+    type Output = ObjectCounts;
+    fn add(self, o: ObjectCounts) -> ObjectCounts {
+        ObjectCounts {
+            files: self.files + o.files,
+            contexts: self.contexts + o.contexts,
+            pds: self.pds + o.pds,
+            mrs: self.mrs + o.mrs,
+            cqs: self.cqs + o.cqs,
+            qps: self.qps + o.qps,
+            srqs: self.srqs + o.srqs,
+            ahs: self.ahs + o.ahs,
+        }
+    }
 }
 
 /// The HCA as the kernel half uses it: [`hca::Hca`], or a stand-in in tests.
@@ -346,6 +390,8 @@ pub(crate) struct Device {
     state: Mutex<DevState>,
     /// The descriptor that stands for the device file (`ModelFile::as_fd`).
     node_fd: OwnedFd,
+    /// The open files by id, for [`Mlx5Model::objects`] (a file removes itself when it closes).
+    open_files: Mutex<BTreeMap<u64, Weak<kernel::File>>>,
     ifindex: u32,
     ioctls: AtomicU64,
     writes: AtomicU64,
@@ -422,6 +468,7 @@ impl Device {
             silicon,
             events,
             node_fd,
+            open_files: Mutex::new(BTreeMap::new()),
             ifindex,
             ioctls: AtomicU64::new(0),
             writes: AtomicU64::new(0),
@@ -502,6 +549,36 @@ impl Device {
         if had_context {
             st.contexts = st.contexts.saturating_sub(1);
         }
+    }
+
+    /// Makes an open file's objects visible to [`Device::objects_per_file`].
+    fn register_file(&self, file: &Arc<kernel::File>) {
+        self.open_files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(file.id, Arc::downgrade(file));
+    }
+
+    /// Forgets a closed file.
+    fn unregister_file(&self, id: u64) {
+        self.open_files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+
+    /// The objects in each open file's handle table, in the order the files were opened.
+    fn objects_per_file(&self) -> Vec<ObjectCounts> {
+        // The files are taken out of the registry first: counting locks each file, and the last
+        // reference to one may be dropped here (closing it, which takes the registry's lock).
+        let files: Vec<Arc<kernel::File>> = self
+            .open_files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        files.iter().map(|f| f.object_counts()).collect()
     }
 
     pub(crate) fn context_created(&self) {
@@ -626,7 +703,7 @@ impl Mlx5Model {
     /// A newly opened file of the device that allows one context, as the kernel's does: what a
     /// context should talk to (`open(2)` of the device node).
     pub fn open(&self) -> ModelRef {
-        ModelRef(Arc::new(kernel::File::new(Arc::clone(&self.dev))))
+        ModelRef(kernel::File::open(Arc::clone(&self.dev)))
     }
 
     /// Takes the port down (`false`) or up (`true`): `QUERY_PORT` and sysfs show the new state, the
@@ -644,6 +721,21 @@ impl Mlx5Model {
     /// What the device has seen and holds.
     pub fn stats(&self) -> ModelStats {
         self.dev.stats()
+    }
+
+    /// The objects alive in the device's open files, summed: counted in each file's handle table
+    /// (see [`ObjectCounts`]). A file and everything in it goes when its last user (a device info,
+    /// a context) is dropped.
+    pub fn objects(&self) -> ObjectCounts {
+        self.objects_per_file()
+            .into_iter()
+            .fold(ObjectCounts::default(), |a, b| a + b)
+    }
+
+    /// The objects alive in each open file of the device (one entry per file, in the order the
+    /// files were opened).
+    pub fn objects_per_file(&self) -> Vec<ObjectCounts> {
+        self.dev.objects_per_file()
     }
 
     /// The configuration the device was made with.
