@@ -1,37 +1,100 @@
-//! The library's discovery, context and query API on a real device.
+//! The library's discovery, context and query API: on the test device the harness promised
+//! (`UVERBS_TEST_DEVICE`: rxe in the VM, or a ConnectX), or else on the mlx5 model.
+//!
+//! What holds of every device is asserted of every device (the answers agree with sysfs, the
+//! ioctl and write paths agree, the kernel's errors are typed); what is particular to a backend is
+//! asserted per backend ([`Backend`]): rxe has firmware `0.0.0`, only RoCE v2 GIDs and an active
+//! Ethernet port; the model has the firmware, GIDs and sysfs tree it documents and no device node;
+//! of ConnectX hardware only what any ConnectX has (a real firmware version, a device node, the
+//! `mlx5_core` PCI driver, GID types and link layer as its sysfs says).
 
 mod common;
 
-use common::test_device;
+use common::{any_device, test_device, TestDevice};
 use uverbs::{CommandPath, Driver, ErrorExt, GidType, LinkLayer, PortState};
 use uverbs_drivers::chan::IoctlCmd;
 use uverbs_drivers::uapi;
 use uverbs_drivers::{Error, Verb};
 
+/// What the device under test is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    /// The kernel's soft-RoCE device.
+    Rxe,
+    /// The mlx5 model in this process.
+    Model,
+    /// A ConnectX (`mlx5_ib`).
+    Mlx5Hardware,
+}
+
+/// The backend of `dev`, checked against its name: `rxe*` is rxe, `mlx5_*` mlx5 (the model's
+/// default name is `mlx5_0` too); another kernel device is not one these tests know.
+fn backend(dev: &TestDevice) -> Backend {
+    let name = dev.name();
+    let driver = dev.device().driver();
+    let b = if dev.is_model() {
+        Backend::Model
+    } else if name.starts_with("rxe") {
+        Backend::Rxe
+    } else if name.starts_with("mlx5_") {
+        Backend::Mlx5Hardware
+    } else {
+        panic!("{name} ({driver:?}): the device tests know rxe* and mlx5_* devices");
+    };
+    let expected = match b {
+        Backend::Rxe => Driver::Rxe,
+        Backend::Model | Backend::Mlx5Hardware => Driver::Mlx5,
+    };
+    assert_eq!(driver, expected, "{name} is {b:?}");
+    b
+}
+
+fn sysfs(dev: &uverbs::Device<'_>, file: &str) -> String {
+    let p = dev.sysfs_path().join(file);
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .trim()
+        .to_owned()
+}
+
 #[test]
 fn discovery_finds_the_device() {
-    let Some(name) = test_device("discovery_finds_the_device") else {
+    let Some(td) = any_device("discovery_finds_the_device") else {
         return;
     };
-    let list = uverbs::devices().unwrap();
+    let name = td.name().to_owned();
+    let backend = backend(&td);
+    let list = td.list();
     assert!(!list.is_empty());
     let dev = list.find(&name).unwrap();
     assert_eq!(dev.name().unwrap().to_str().unwrap(), name);
-    assert_eq!(dev.driver(), Driver::Rxe, "{name} should be an rxe device");
-    assert!(
-        dev.uverbs_path().exists(),
-        "{}",
-        dev.uverbs_path().display()
-    );
+    match backend {
+        // A kernel device has its device node; the model says so that it has none.
+        Backend::Rxe | Backend::Mlx5Hardware => assert!(
+            dev.uverbs_path().exists(),
+            "{}",
+            dev.uverbs_path().display()
+        ),
+        Backend::Model => {
+            assert!(!dev.uverbs_path().exists());
+            assert_eq!(
+                dev.uverbs_path(),
+                std::path::Path::new(&format!("/dev/infiniband/{name}-model"))
+            );
+        }
+    }
+    if backend == Backend::Mlx5Hardware {
+        // A ConnectX is a PCI function driven by mlx5_core.
+        let driver = std::fs::read_link(dev.sysfs_path().join("device/driver")).unwrap();
+        assert!(driver.ends_with("mlx5_core"), "{}", driver.display());
+    }
     assert!(dev.index().unwrap() >= 0, "netlink gives the device index");
     // The GUID is what sysfs says.
-    let sysfs = std::fs::read_to_string(dev.sysfs_path().join("node_guid")).unwrap();
-    assert_eq!(dev.guid().unwrap().to_string(), sysfs.trim());
+    assert_eq!(dev.guid().unwrap().to_string(), sysfs(&dev, "node_guid"));
     // Iteration by index and by iterator agree.
     assert_eq!(list.iter().count(), list.len());
     assert_eq!(
-        (&list)
-            .into_iter()
+        list.into_iter()
             .map(|d| d.name_str())
             .collect::<Vec<_>>()
             .len(),
@@ -42,34 +105,62 @@ fn discovery_finds_the_device() {
 
 #[test]
 fn context_queries_agree_with_sysfs() {
-    let Some(name) = test_device("context_queries_agree_with_sysfs") else {
+    let Some(td) = any_device("context_queries_agree_with_sysfs") else {
         return;
     };
-    let list = uverbs::devices().unwrap();
-    let dev = list.find(&name).unwrap();
+    let name = td.name().to_owned();
+    let backend = backend(&td);
+    let dev = td.device();
     let ctx = dev.open().unwrap();
     assert_eq!(ctx.name(), name);
     assert!(ctx.num_comp_vectors() >= 1);
     let attr = ctx.query_device().unwrap();
     assert_eq!(attr.node_guid(), dev.guid().unwrap());
-    assert_eq!(attr.fw_ver(), "0.0.0", "rxe has no firmware");
+    assert_eq!(attr.fw_ver(), sysfs(&dev, "fw_ver"));
+    match backend {
+        Backend::Rxe => assert_eq!(attr.fw_ver(), "0.0.0", "rxe has no firmware"),
+        Backend::Model => assert_eq!(attr.fw_ver(), "22.36.1010", "the model's ConnectX-6 Dx"),
+        Backend::Mlx5Hardware => {
+            // major.minor.subminor, the major being the device generation (12 and up).
+            let parts: Vec<u32> = attr
+                .fw_ver()
+                .split('.')
+                .map(|p| p.parse().unwrap())
+                .collect();
+            assert!(
+                parts.len() == 3 && parts[0] >= 12,
+                "a ConnectX firmware version: {}",
+                attr.fw_ver()
+            );
+        }
+    }
     assert!(attr.phys_port_cnt() >= 1);
     assert!(attr.max_qp() > 0 && attr.max_cq() > 0 && attr.max_mr() > 0 && attr.max_qp_wr() > 0);
     assert!(attr.is_extended(), "6.1+ kernels answer EX_QUERY_DEVICE");
 
+    // The suites need an active port on every backend.
     let port = ctx.query_port(1).unwrap();
     assert_eq!(port.state(), PortState::Active);
-    assert_eq!(port.link_layer(), LinkLayer::Ethernet);
-    let sysfs_state = std::fs::read_to_string(dev.sysfs_path().join("ports/1/state")).unwrap();
-    assert_eq!(sysfs_state.trim(), "4: ACTIVE");
+    assert_eq!(sysfs(&dev, "ports/1/state"), "4: ACTIVE");
+    let link_layer = sysfs(&dev, "ports/1/link_layer");
+    match link_layer.as_str() {
+        "Ethernet" => assert_eq!(port.link_layer(), LinkLayer::Ethernet),
+        "InfiniBand" => assert_eq!(port.link_layer(), LinkLayer::InfiniBand),
+        other => panic!("link layer {other:?}"),
+    }
+    if backend != Backend::Mlx5Hardware {
+        // rxe and the model are RoCE devices; a ConnectX may be either.
+        assert_eq!(port.link_layer(), LinkLayer::Ethernet);
+    }
     assert!(port.active_mtu().bytes().is_some());
     assert!(port.gid_tbl_len() > 0);
 
-    // The GID table matches sysfs entry by entry, and rxe's GIDs are RoCE v2.
+    // The GID table matches sysfs entry by entry (GID, type); rxe's and the model's GIDs are all
+    // RoCE v2.
     let table = ctx.gid_table();
     assert!(
         !table.is_empty(),
-        "rxe on lo has at least the link-local and ::1 GIDs"
+        "rxe on lo has at least the link-local and ::1 GIDs, the model those two"
     );
     for e in table {
         let text = std::fs::read_to_string(
@@ -78,8 +169,21 @@ fn context_queries_agree_with_sysfs() {
         )
         .unwrap();
         assert_eq!(e.gid.to_string(), text.trim(), "GID {}", e.gid_index);
-        assert_eq!(e.kind(), GidType::RoceV2);
-        assert_ne!(e.ndev_ifindex, 0);
+        let ty = sysfs(&dev, &format!("ports/1/gid_attrs/types/{}", e.gid_index));
+        let expected = match (ty.as_str(), port.link_layer()) {
+            ("RoCE v2", _) => GidType::RoceV2,
+            ("IB/RoCE v1", LinkLayer::Ethernet) => GidType::RoceV1,
+            ("IB/RoCE v1", _) => GidType::Ib,
+            (other, _) => panic!("GID {} of type {other:?}", e.gid_index),
+        };
+        assert_eq!(e.kind(), expected, "GID {}", e.gid_index);
+        if backend != Backend::Mlx5Hardware {
+            assert_eq!(e.kind(), GidType::RoceV2);
+        }
+        // A RoCE GID belongs to a network device.
+        if port.link_layer() == LinkLayer::Ethernet {
+            assert_ne!(e.ndev_ifindex, 0);
+        }
         let single = ctx
             .query_gid_entry(1, e.gid_index)
             .unwrap()
@@ -93,11 +197,10 @@ fn context_queries_agree_with_sysfs() {
 
 #[test]
 fn the_legacy_write_path_gives_the_same_answers() {
-    let Some(name) = test_device("the_legacy_write_path_gives_the_same_answers") else {
+    let Some(td) = any_device("the_legacy_write_path_gives_the_same_answers") else {
         return;
     };
-    let list = uverbs::devices().unwrap();
-    let dev = list.find(&name).unwrap();
+    let dev = td.device();
     let modern = dev.open_with(CommandPath::Auto).unwrap();
     let legacy = dev.open_with(CommandPath::LegacyWrite).unwrap();
     assert!(!modern.is_legacy_path());
@@ -163,12 +266,14 @@ fn a_bad_handle_is_a_typed_kernel_error() {
         return;
     };
     let ctx = uverbs::Context::open_by_name(&name).unwrap();
-    // SAFETY: only a raw destroy of a handle that does not exist is sent: no user memory at all.
+    // SAFETY: only raw destroys of a handle that does not exist are sent, no user memory at all
+    // and no object of `ctx`.
     let chan = unsafe { ctx.driver_context() }.channel();
     // Destroying a protection domain that does not exist, through the ioctl interface.
     let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_PD, uapi::UVERBS_METHOD_PD_DESTROY);
     cmd.idr(uapi::UVERBS_ATTR_DESTROY_PD_HANDLE, 0xdead);
-    let err = chan.raw(&mut cmd).unwrap_err();
+    // SAFETY: one handle attribute, no pointer; the handle names no object.
+    let err = unsafe { chan.raw(&mut cmd) }.unwrap_err();
     match &err {
         Error::Kernel {
             verb: Verb::Raw(_),
@@ -179,8 +284,9 @@ fn a_bad_handle_is_a_typed_kernel_error() {
     assert!(err.to_string().contains("object 0x1 method 0x0"), "{err}");
     // And through the write interface.
     let mut req = uapi::ib_uverbs_dealloc_pd { pd_handle: 0xdead };
-    let err = chan
-        .write(
+    // SAFETY: DEALLOC_PD's request is a handle, no address; the handle names no object.
+    let err = unsafe {
+        chan.write(
             Verb::DeallocPd,
             uapi::IB_USER_VERBS_CMD_DEALLOC_PD,
             &mut req,
@@ -188,7 +294,8 @@ fn a_bad_handle_is_a_typed_kernel_error() {
             &[],
             &mut [],
         )
-        .unwrap_err();
+    }
+    .unwrap_err();
     match &err {
         Error::Kernel {
             verb: Verb::DeallocPd,
@@ -206,12 +313,17 @@ fn a_wrong_driver_id_is_rejected_by_the_kernel() {
         return;
     };
     let info = uverbs_drivers::context::find_device(&name).unwrap();
-    let chan = uverbs_drivers::chan::Channel::open(&info.devnode, info.dev, uapi::RDMA_DRIVER_MLX5)
-        .unwrap();
+    // Another driver's id than the device's.
+    let wrong = match info.driver {
+        uverbs_drivers::discover::Driver::Mlx5 => uapi::RDMA_DRIVER_RXE,
+        _ => uapi::RDMA_DRIVER_MLX5,
+    };
+    let chan = uverbs_drivers::chan::Channel::open(&info.devnode, info.dev, wrong).unwrap();
     let mut out = 0u32;
     let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_GET_CONTEXT);
     cmd.out_obj(uapi::UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, &mut out);
-    let err = chan.ioctl(Verb::GetContext, &mut cmd).unwrap_err();
+    // SAFETY: one output attribute, `out`, borrowed for the call; no driver data.
+    let err = unsafe { chan.ioctl(Verb::GetContext, &mut cmd) }.unwrap_err();
     assert!(
         matches!(
             err,

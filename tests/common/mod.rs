@@ -56,6 +56,11 @@ impl TestDevice {
             .unwrap_or_else(|e| panic!("opening {} ({path:?}): {e}", self.name))
     }
 
+    /// The device list the device was found in (the kernel's, or the model's).
+    pub fn list(&self) -> &DeviceList {
+        &self.list
+    }
+
     /// Whether this is the mlx5 model (else a kernel device).
     pub fn is_model(&self) -> bool {
         #[cfg(feature = "mlx5-model")]
