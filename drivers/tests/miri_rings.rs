@@ -147,6 +147,9 @@ impl CqeMemory for CqMem<'_> {
     fn write(&mut self, offset: usize, data: &[u8]) {
         self.0.write(offset, data);
     }
+    fn store_op_own(&mut self, offset: usize, value: u8) {
+        self.0.atomic_u8(offset).store(value, Ordering::Release);
+    }
 }
 
 /// A doorbell record word stored as `Dbrec::store` does: atomically, with Release.
@@ -479,4 +482,58 @@ fn send_queue_posts_while_the_device_reads_and_completes() {
 #[test]
 fn sqring_writes_only_free_blocks_while_the_device_reads() {
     send_cycle(RingAccess::SharedRing);
+}
+
+/// Soundness finding F12: cleaning a QP's completions out of a CQ (`CompletionQueue::clean`, when
+/// the QP is destroyed) moves the entries after them, rewriting their owner bytes, while the device
+/// may load those bytes: the model HCA, when the CQ is armed, reads the `op_own` of every entry past
+/// the armed consumer index to decide whether to raise an event (`hca/state.rs`). Its loads are
+/// atomic, so the owner byte must be stored atomically; a plain store there was a data race.
+#[test]
+fn cq_cleaned_while_the_device_reads_owner_bytes() {
+    const NCQE: u32 = 8;
+    const WRITTEN: u32 = 7;
+    let cq_mem = DmaMem::new(NCQE as usize * 64);
+    let dbrec = DmaMem::new(8);
+    {
+        let mut init = vec![0u8; cq_mem.len];
+        init_buffer(&mut init, 64);
+        cq_mem.write(0, &init);
+    }
+    // Completions of QP 7 and QP 8 alternately; QP 8 is then destroyed.
+    for pi in 0..WRITTEN {
+        let cqe = Cqe64 {
+            sop_drop_qpn: U32::new(7 + pi % 2),
+            byte_cnt: U32::new(pi),
+            op_own: cqe_opcode::RESP_SEND << 4,
+            ..Cqe64::default()
+        };
+        device_publish(&cq_mem, &dbrec, NCQE, pi, cqe);
+    }
+    let stop = AtomicBool::new(false);
+    let mut cq = CompletionQueue::new(CqMem(&cq_mem), 64, 1, 0).unwrap();
+    thread::scope(|s| {
+        s.spawn(|| {
+            // The device arming the CQ at consumer index 0: it looks at every entry it wrote.
+            while !stop.load(Ordering::Acquire) {
+                for k in 0..WRITTEN {
+                    let _ = cq_mem
+                        .atomic_u8(k as usize * 64 + 63)
+                        .load(Ordering::Acquire);
+                }
+                thread::yield_now();
+            }
+        });
+        let removed = cq.clean(|cqe| cqe.qpn() == 8);
+        stop.store(true, Ordering::Release);
+        assert_eq!(removed, WRITTEN / 2);
+    });
+    cq.update_consumer_index(&mut Dbrec(&dbrec));
+    // What is left: QP 7's completions, in order, with valid owner bits.
+    let mut target = Receives { next: 0 };
+    let mut left = Vec::new();
+    while let Some(wc) = cq.poll_one(&mut target).unwrap() {
+        left.push(wc.byte_len);
+    }
+    assert_eq!(left, [0, 2, 4, 6]);
 }

@@ -110,6 +110,15 @@ impl CqeMemory for CqRing {
         // neither reads nor writes until the consumer index passes them.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p.as_ptr(), data.len()) };
     }
+
+    #[inline]
+    fn store_op_own(&mut self, offset: usize, value: u8) {
+        let p = self.check(offset, 1);
+        // SAFETY: in bounds; the device (the model's HCA thread when arming) may load this byte at
+        // any time, atomically, so it is only ever stored atomically here; release orders the body
+        // written before it.
+        unsafe { AtomicU8::from_ptr(p.as_ptr()) }.store(value, Ordering::Release);
+    }
 }
 
 #[derive(Debug)]

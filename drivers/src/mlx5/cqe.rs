@@ -593,7 +593,16 @@ pub trait CqeMemory {
     fn read(&self, offset: usize, out: &mut [u8]);
 
     /// Writes `data` at `offset` (entries software owns: rearranging them when a QP is cleaned out).
+    /// Never an entry's `op_own` byte, which goes through [`CqeMemory::store_op_own`].
     fn write(&mut self, offset: usize, data: &[u8]);
+
+    /// Stores an entry's `op_own` byte (of an entry software owns, when cleaning), with release
+    /// ordering after the entry's other bytes: the device may load that byte at any time (it reads
+    /// the entries past an armed consumer index to decide whether to raise an event), atomically,
+    /// so this store must be atomic too. The default suits memory no other thread reads.
+    fn store_op_own(&mut self, offset: usize, value: u8) {
+        self.write(offset, &[value]);
+    }
 }
 
 impl<B: AsRef<[u8]> + AsMut<[u8]>> CqeMemory for B {
@@ -746,8 +755,10 @@ impl<B: CqeMemory> CompletionQueue<B> {
                 // The destination keeps its own owner bit: the parity of its place in the ring.
                 let owner = self.buf.load_op_own(dst + size - 1) & OWNER_MASK;
                 self.buf.read(src, &mut entry);
-                entry[size - 1] = (entry[size - 1] & !OWNER_MASK) | owner;
-                self.buf.write(dst, &entry);
+                // The body, then `op_own` atomically: the device may be loading it (arming).
+                self.buf.write(dst, &entry[..size - 1]);
+                self.buf
+                    .store_op_own(dst + size - 1, (entry[size - 1] & !OWNER_MASK) | owner);
             }
         }
         self.ci = self.ci.wrapping_add(freed);
