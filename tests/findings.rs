@@ -139,6 +139,58 @@ fn a_region_with_a_bound_window_keeps_its_memory_when_dropped() {
     }
 }
 
+/// F7, the other half: whatever the kernel says, memory it may still let the device touch never
+/// returns to the allocator. Binding a window that is still bound (without invalidating it first)
+/// completes in error and leaves the window bound to the first region in the kernel, while the
+/// library has already let that region's registration go; dropping the region then meets rxe's
+/// refusal to deregister, and the buffer must be leaked (counted) rather than freed.
+#[test]
+fn a_refused_deregistration_leaks_the_buffer_instead_of_freeing_it() {
+    let Some(dev) = any_device("a_refused_deregistration_leaks_the_buffer_instead_of_freeing_it")
+    else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let Ok(mw) = pd.alloc_mw() else {
+        assert!(dev.is_mlx5());
+        eprintln!("no memory windows on mlx5 (Unsupported): tested on rxe");
+        return;
+    };
+    let (owner, _peer) = rc_pair(&pd, &cq);
+    const LEN: usize = 32768;
+    let region = |fill: u8| {
+        let mut r = pd
+            .allocate_with_access::<u8>(LEN, A::IBV_ACCESS_LOCAL_WRITE | A::IBV_ACCESS_MW_BIND)
+            .unwrap();
+        r.fill(fill);
+        r
+    };
+    let (first, second) = (region(1), region(2));
+    let (bind, _) = SendRequest::bind_mw(1, &mw, &first, .., A::IBV_ACCESS_REMOTE_WRITE).unwrap();
+    post(&owner, &[bind]);
+    assert!(wait(&cq, 1).is_valid());
+    let (bind, _) =
+        SendRequest::bind_mw(2, &mw, &second, .., A::IBV_ACCESS_REMOTE_WRITE).unwrap();
+    post(&owner, &[bind]);
+    let w = wait(&cq, 2);
+    assert!(!w.is_valid(), "binding a bound window again must fail");
+    let (errors, leaked) = (uverbs::drop_errors(), uverbs::leaked_bytes());
+    let old = first.as_ptr() as usize;
+    drop(first);
+    assert!(
+        uverbs::drop_errors() > errors,
+        "the kernel refused the deregistration"
+    );
+    assert!(
+        uverbs::leaked_bytes() - leaked >= LEN as u64,
+        "the refused region's buffer is leaked, not freed"
+    );
+    let fresh: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; LEN]).collect();
+    assert!(fresh.iter().all(|v| v.as_ptr() as usize != old));
+}
+
 /// F8: a completion queue of another context (a second `open()` of the same device) has a handle
 /// that names an unrelated queue of this context, or none: `create_qp` used to accept it, and
 /// completions then went to the wrong queue. Likewise a completion channel of another context.

@@ -1647,8 +1647,16 @@ fn sysfs_gid_table_and_config() {
     assert_eq!(ctx.info().sysfs_attr("ports/1/state").unwrap(), "4: ACTIVE");
     model.set_port_active(false);
     assert_eq!(ctx.info().sysfs_attr("ports/1/state").unwrap(), "1: DOWN");
-    assert!(Mlx5Model::with_config(ModelConfig {
+    // More GIDs than a ConnectX's 255 make the table longer, up to the model's limit.
+    let long = Mlx5Model::with_config(ModelConfig {
         gids: vec![[1; 16]; 256],
+        ..ModelConfig::default()
+    })
+    .unwrap();
+    let ctx = open(&long, CommandPath::LegacyWrite);
+    assert_eq!(ctx.query_port(1).unwrap().legacy_resp.gid_tbl_len, 256);
+    assert!(Mlx5Model::with_config(ModelConfig {
+        gids: vec![[1; 16]; 4097],
         ..ModelConfig::default()
     })
     .is_err());
