@@ -64,6 +64,13 @@ impl Mlx5Model {
         self.inner.objects_per_file()
     }
 
+    /// Makes the model's kernel half refuse the next destroy command for an object of `type_id`
+    /// (a `UVERBS_OBJECT_*` id of `<rdma/ib_user_ioctl_cmds.h>`, such as `UVERBS_OBJECT_MR`) with
+    /// `errno`, the object staying alive: for testing what happens when the kernel refuses one.
+    pub fn refuse_next_destroy(&self, type_id: u16, errno: i32) {
+        self.inner.refuse_next_destroy(type_id, errno);
+    }
+
     /// Takes the port down (`false`) or up (`true`); contexts get `PORT_ERR` / `PORT_ACTIVE`.
     pub fn set_port_active(&self, active: bool) {
         self.inner.set_port_active(active);

@@ -333,6 +333,35 @@ mod model {
         dev.open().unwrap()
     }
 
+    /// F7 on the model (which has no memory windows): whenever the kernel refuses to deregister
+    /// a region, its buffer is leaked and counted, never freed, and the region stays registered.
+    #[test]
+    fn a_refused_deregistration_leaks_the_buffer_on_the_model() {
+        let model = Mlx5Model::new().unwrap();
+        let ctx = open(&model);
+        let pd = ctx.alloc_pd().unwrap();
+        const LEN: usize = 65536;
+        let region = pd.allocate::<u8>(LEN).unwrap();
+        let base = model.objects().mrs;
+        let (errors, leaked) = (uverbs::drop_errors(), uverbs::leaked_bytes());
+        model.refuse_next_destroy(
+            uverbs_drivers::uapi::UVERBS_OBJECT_MR,
+            libc::EBUSY,
+        );
+        let old = region.as_ptr() as usize;
+        drop(region);
+        assert!(uverbs::drop_errors() > errors);
+        assert!(uverbs::leaked_bytes() - leaked >= LEN as u64);
+        assert_eq!(model.objects().mrs, base, "the kernel kept the region");
+        let fresh: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; LEN]).collect();
+        assert!(fresh.iter().all(|v| v.as_ptr() as usize != old));
+        // A deregistration the kernel accepts frees the buffer and leaks nothing.
+        let leaked = uverbs::leaked_bytes();
+        drop(pd.allocate::<u8>(LEN).unwrap());
+        assert_eq!(model.objects().mrs, base, "only the refused region is left");
+        assert_eq!(uverbs::leaked_bytes(), leaked);
+    }
+
     /// F11: `QUERY_GID_TABLE` takes one attribute of `entries x 32` bytes, whose length is 16
     /// bits: a device with more than 2047 GIDs in all made `Context::open` panic. The table is now
     /// read in pieces the attribute can hold.

@@ -366,6 +366,9 @@ struct DevState {
     files: usize,
     contexts: usize,
     objects: [usize; 6],
+    /// Destroy commands to refuse, by object type: the errno for the next one of each
+    /// ([`Mlx5Model::refuse_next_destroy`]).
+    refusals: Vec<(u16, Errno)>,
 }
 
 /// Kinds of objects, for the counts.
@@ -461,6 +464,7 @@ impl Device {
                 files: 0,
                 contexts: 0,
                 objects: [0; 6],
+                refusals: Vec::new(),
             }),
             cfg,
             index,
@@ -588,6 +592,13 @@ impl Device {
     pub(crate) fn context_dropped(&self) {
         let mut st = self.lock();
         st.contexts = st.contexts.saturating_sub(1);
+    }
+
+    /// The errno a destroy of an object of `type_id` is to fail with, if one was asked for.
+    pub(crate) fn take_refusal(&self, type_id: u16) -> Option<Errno> {
+        let mut st = self.lock();
+        let i = st.refusals.iter().position(|&(t, _)| t == type_id)?;
+        Some(st.refusals.remove(i).1)
     }
 
     pub(crate) fn count(&self, kind: Kind, up: bool) {
@@ -736,6 +747,17 @@ impl Mlx5Model {
     /// files were opened).
     pub fn objects_per_file(&self) -> Vec<ObjectCounts> {
         self.dev.objects_per_file()
+    }
+
+    /// Makes the kernel half refuse the next destroy command (ioctl or write) for an object of
+    /// `type_id` (`UVERBS_OBJECT_MR`, `_CQ`, `_QP`, ...) with `errno`, the object staying alive, as
+    /// a kernel does when it refuses one (rxe refuses `DEREG_MR` while a memory window is bound).
+    /// For testing what a driver does when a destroy fails.
+    pub fn refuse_next_destroy(&self, type_id: u16, errno: i32) {
+        self.dev
+            .lock()
+            .refusals
+            .push((type_id, Errno::from_raw(errno)));
     }
 
     /// The configuration the device was made with.

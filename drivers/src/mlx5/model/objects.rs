@@ -1264,6 +1264,9 @@ impl File {
         type_id: u16,
     ) -> Result<Destroyed, Errno> {
         let h = Self::lookup(st, handle, type_id)?;
+        if let Some(errno) = self.dev.take_refusal(type_id) {
+            return Err(errno);
+        }
         let busy = match st.objects.get(&h) {
             Some(Object::Pd(p)) => p.users != 0,
             Some(Object::Cq(c)) => c.users != 0,
