@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -279,26 +279,18 @@ impl Context {
     /// The driver-level context, for tools and tests that issue raw commands.
     ///
     /// # Safety
-    /// The driver level trusts its caller with what the kernel and the device will touch: raw
-    /// addresses (`reg_mr`), commands carrying user pointers (`Channel::raw`), doorbell registers.
-    /// The caller must only pass memory that stays valid for as long as the kernel object or the
-    /// command uses it, and must not break the invariants of the objects this crate created.
+    /// The driver level's raw-address calls (`reg_mr`, the `*_with_udata` creations, the
+    /// `Channel` command functions, the mlx5 doorbell writers) are `unsafe fn`s with their own
+    /// contracts, but its safe functions still act on any kernel object by handle, the objects
+    /// this crate created and owns included: destroying, deregistering or modifying one of them
+    /// behind its owner's back (a `QueuePair` reset to RESET while its ring holds WQEs whose
+    /// buffers were released at their completion, a handle destroyed and reused by the kernel for
+    /// another object that the first owner's `Drop` then destroys) breaks what their safe API
+    /// relies on. The caller must not use the driver level on objects of this crate in any way
+    /// their own API would not.
     #[allow(unsafe_code)]
     pub unsafe fn driver_context(&self) -> &drv::Context {
         &self.inner.drv
-    }
-}
-
-/// The command channel's file descriptor (`ibv_context::cmd_fd`).
-impl AsFd for Context {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.drv.channel().fd()
-    }
-}
-
-impl AsRawFd for Context {
-    fn as_raw_fd(&self) -> RawFd {
-        self.as_fd().as_raw_fd()
     }
 }
 

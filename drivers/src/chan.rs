@@ -7,6 +7,19 @@
 //! `UVERBS_METHOD_INVOKE_WRITE` where the kernel has it, otherwise as a legacy `write()`. It also
 //! remembers, as rdma-core does, when the kernel has no ioctl support at all (`ENOTTY`), so that verbs
 //! with a write equivalent fall back to it.
+//!
+//! # Raw commands are `unsafe`
+//!
+//! Whether a value in a command is a user address is the kernel's business, not the type system's:
+//! an attribute built with [`IoctlCmd::in_u64`] carries a raw address when the kernel's method
+//! expects an output pointer there, a `REG_MR` request names the memory to register by address,
+//! and driver data names buffers (mlx5's `CREATE_CQ`/`CREATE_QP`/`CREATE_SRQ` give the device the
+//! ring and the doorbell record it then writes). So every function that sends a command its caller
+//! composed — [`Channel::ioctl`], [`Channel::ioctl_or_write`], [`Channel::raw`], [`Channel::write`],
+//! [`Channel::write_ex`], [`Channel::command`], [`Channel::write_legacy`] — is an `unsafe fn`
+//! with the contract in [`Channel::ioctl`]'s and [`Channel::write`]'s `# Safety` sections, and the
+//! device file itself is not lent out (a `write(2)` on it would bypass both). The commands this
+//! channel builds itself ([`Channel::has_invoke_write`], [`Channel::post_send_doorbell`]) are safe.
 
 use std::marker::PhantomData;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
@@ -333,13 +346,10 @@ impl Channel {
         self.no_ioctl.load(Ordering::Relaxed)
     }
 
-    /// The device file.
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.file.as_fd()
-    }
-
-    /// The device file itself.
-    pub fn file(&self) -> &sys::DeviceFile {
+    /// The device file itself (for the model's tests). Not public: a descriptor of it would let
+    /// safe code `write(2)` any command, bypassing the contracts of the functions below.
+    #[cfg_attr(not(all(test, feature = "mlx5-model")), allow(dead_code))]
+    pub(crate) fn file(&self) -> &sys::DeviceFile {
         &self.file
     }
 
@@ -360,18 +370,39 @@ impl Channel {
     }
 
     /// Runs an ioctl command; any failure is an error naming `verb`.
-    pub fn ioctl(&self, verb: Verb, cmd: &mut IoctlCmd<'_>) -> Result<()> {
-        self.raw_ioctl(cmd).map_err(|e| Error::kernel(verb, e))
+    ///
+    /// # Safety
+    /// Every user address the kernel (or, through it, the device) will use because of this command
+    /// must be valid for that use for as long as it lasts:
+    ///
+    /// * an attribute the kernel's method reads or writes through a pointer must have been added
+    ///   with [`IoctlCmd::in_bytes`], [`IoctlCmd::in_obj`], [`IoctlCmd::out_bytes`],
+    ///   [`IoctlCmd::out_obj`], [`IoctlCmd::uhw_in`] or [`IoctlCmd::uhw_out`] (whose lifetimes keep
+    ///   the buffer alive for the call), never as a number ([`IoctlCmd::in_u64`],
+    ///   [`IoctlCmd::in_u32`]) that the kernel would take for an address;
+    /// * an address inside a request or driver data (a region to register, a ring or doorbell
+    ///   record the device writes) must name memory the caller owns for it, that nothing else
+    ///   reads or writes in ways that race with the device, and that stays allocated until the
+    ///   kernel object using it is destroyed (or, for one command, until it returns);
+    /// * the command must not destroy or change a kernel object that another owner (a safe wrapper
+    ///   of this crate or of `uverbs`) relies on.
+    pub unsafe fn ioctl(&self, verb: Verb, cmd: &mut IoctlCmd<'_>) -> Result<()> {
+        // SAFETY: the caller keeps this function's contract, which is `raw_ioctl`'s.
+        unsafe { self.raw_ioctl(cmd) }.map_err(|e| Error::kernel(verb, e))
     }
 
     /// Runs an ioctl command for a verb that also has a write command: when the kernel has no ioctl
     /// support, or not this method (or a mandatory attribute of it), returns [`Outcome::UseWrite`]
     /// instead of an error (rdma-core's `execute_ioctl_fallback`).
-    pub fn ioctl_or_write(&self, verb: Verb, cmd: &mut IoctlCmd<'_>) -> Result<Outcome> {
+    ///
+    /// # Safety
+    /// As [`Channel::ioctl`].
+    pub unsafe fn ioctl_or_write(&self, verb: Verb, cmd: &mut IoctlCmd<'_>) -> Result<Outcome> {
         if self.no_ioctl.load(Ordering::Relaxed) {
             return Ok(Outcome::UseWrite);
         }
-        match self.raw_ioctl(cmd) {
+        // SAFETY: the caller keeps this function's contract, which is `raw_ioctl`'s.
+        match unsafe { self.raw_ioctl(cmd) } {
             Ok(()) => Ok(Outcome::Done),
             Err(Errno::ENOTTY) => {
                 self.no_ioctl.store(true, Ordering::Relaxed);
@@ -382,13 +413,17 @@ impl Channel {
         }
     }
 
-    fn raw_ioctl(&self, cmd: &mut IoctlCmd<'_>) -> nix::Result<()> {
+    /// # Safety
+    /// As [`Channel::ioctl`].
+    unsafe fn raw_ioctl(&self, cmd: &mut IoctlCmd<'_>) -> nix::Result<()> {
         cmd.seal(self.driver_id);
         let hdr = std::ptr::addr_of_mut!(cmd.buf).cast::<uapi::ib_uverbs_ioctl_hdr>();
         // SAFETY: `IoctlBuf` is the header directly followed by the attribute array (repr(C), and the
         // header's 24 bytes keep the 8-byte-aligned attributes contiguous), `seal` set `length` and
         // `num_attrs` to cover only initialised attributes, and every pointer attribute was made from a
-        // slice borrowed for `'a`, which outlives `cmd`.
+        // slice borrowed for `'a`, which outlives `cmd`; that no other attribute or driver data is
+        // taken for an address of memory the caller does not own for it is this function's
+        // contract.
         unsafe { self.file.ioctl(hdr) }
     }
 
@@ -410,7 +445,9 @@ impl Channel {
                 uapi::UVERBS_ATTR_WRITE_CMD,
                 u64::from(uapi::IB_USER_VERBS_CMD_QUERY_DEVICE),
             );
-            match self.raw_ioctl(&mut cmd) {
+            // SAFETY: INVOKE_WRITE of QUERY_DEVICE with only the command number: no attribute is
+            // a pointer and there is no request, so the kernel touches no user memory.
+            match unsafe { self.raw_ioctl(&mut cmd) } {
                 Err(Errno::ENOTTY) => {
                     self.no_ioctl.store(true, Ordering::Relaxed);
                     false
@@ -433,7 +470,13 @@ impl Channel {
     /// Sends a write command: `req` is the core request (for commands with a response, starting with
     /// the `response` pointer field, which this fills in), `resp` the core response (`()` for none),
     /// `drv_in`/`drv_out` the driver's udata.
-    pub fn write<Req, Resp>(
+    ///
+    /// # Safety
+    /// The `response` field is filled in here and `resp`/`drv_out` are borrowed for the call, but
+    /// what `command` means is the kernel's: any address in `req` or `drv_in` (`REG_MR`'s range,
+    /// mlx5's ring and doorbell record, a work request list) must keep [`Channel::ioctl`]'s
+    /// contract, as must the effect of the command on objects other owners rely on.
+    pub unsafe fn write<Req, Resp>(
         &self,
         verb: Verb,
         command: u32,
@@ -446,29 +489,39 @@ impl Channel {
         Req: IntoBytes + FromBytes + Immutable + KnownLayout,
         Resp: IntoBytes + FromBytes + Immutable + KnownLayout,
     {
-        self.write_any(
-            verb,
-            command,
-            false,
-            req.as_mut_bytes(),
-            resp.as_mut_bytes(),
-            drv_in,
-            drv_out,
-        )
+        // SAFETY: the caller keeps this function's contract, which is `write_any`'s.
+        unsafe {
+            self.write_any(
+                verb,
+                command,
+                false,
+                req.as_mut_bytes(),
+                resp.as_mut_bytes(),
+                drv_in,
+                drv_out,
+            )
+        }
     }
 
     /// Sends a write command that has neither a response nor driver data (destroys, modifies,
     /// notifications): `req` is the whole core request.
-    pub fn command<Req>(&self, verb: Verb, command: u32, req: &mut Req) -> Result<()>
+    ///
+    /// # Safety
+    /// As [`Channel::write`].
+    pub unsafe fn command<Req>(&self, verb: Verb, command: u32, req: &mut Req) -> Result<()>
     where
         Req: IntoBytes + FromBytes + Immutable + KnownLayout,
     {
-        self.write(verb, command, req, &mut (), &[], &mut [])
+        // SAFETY: the caller keeps this function's contract, which is `write`'s.
+        unsafe { self.write(verb, command, req, &mut (), &[], &mut []) }
     }
 
     /// Sends an extended write command (`IB_USER_VERBS_EX_CMD_*`): `req` and `resp` are the core
     /// structs, which have no `response` field.
-    pub fn write_ex<Req, Resp>(
+    ///
+    /// # Safety
+    /// As [`Channel::write`].
+    pub unsafe fn write_ex<Req, Resp>(
         &self,
         verb: Verb,
         command: u32,
@@ -481,19 +534,24 @@ impl Channel {
         Req: IntoBytes + FromBytes + Immutable + KnownLayout,
         Resp: IntoBytes + FromBytes + Immutable + KnownLayout,
     {
-        self.write_any(
-            verb,
-            command,
-            true,
-            req.as_mut_bytes(),
-            resp.as_mut_bytes(),
-            drv_in,
-            drv_out,
-        )
+        // SAFETY: the caller keeps this function's contract, which is `write_any`'s.
+        unsafe {
+            self.write_any(
+                verb,
+                command,
+                true,
+                req.as_mut_bytes(),
+                resp.as_mut_bytes(),
+                drv_in,
+                drv_out,
+            )
+        }
     }
 
+    /// # Safety
+    /// As [`Channel::write`].
     #[allow(clippy::too_many_arguments)]
-    fn write_any(
+    unsafe fn write_any(
         &self,
         verb: Verb,
         command: u32,
@@ -517,7 +575,9 @@ impl Channel {
                 cmd.out_bytes(uapi::UVERBS_ATTR_CORE_OUT, resp);
             }
             cmd.uhw_in(drv_in).uhw_out(drv_out);
-            return self.ioctl(verb, &mut cmd);
+            // SAFETY: the pointer attributes are the slices just added; what `req` and `drv_in`
+            // name is the caller's contract.
+            return unsafe { self.ioctl(verb, &mut cmd) };
         }
         let cmd = legacy_write_buffer(
             full_command,
@@ -529,8 +589,9 @@ impl Channel {
         )
         .map_err(|what| Error::InvalidArgument { verb, what })?;
         let mut out = vec![0u8; cmd.out_len];
-        cmd.send(&self.file, &mut out)
-            .map_err(|e| Error::kernel(verb, e))?;
+        // SAFETY: `send` points the response field at `out`; what `req` and `drv_in` name is the
+        // caller's contract.
+        unsafe { cmd.send(&self.file, &mut out) }.map_err(|e| Error::kernel(verb, e))?;
         let (core, driver) = out.split_at(resp.len());
         resp.copy_from_slice(core);
         drv_out.copy_from_slice(driver);
@@ -539,7 +600,10 @@ impl Channel {
 
     /// Sends a command by number as a raw `write()` in the legacy format, bypassing `INVOKE_WRITE`. This
     /// is how rdma-core rings the rxe send doorbell (`POST_SEND` with no work requests).
-    pub fn write_legacy<Req, Resp>(
+    ///
+    /// # Safety
+    /// As [`Channel::write`].
+    pub unsafe fn write_legacy<Req, Resp>(
         &self,
         verb: Verb,
         command: u32,
@@ -553,8 +617,9 @@ impl Channel {
         let resp = resp.as_mut_bytes();
         let cmd = legacy_write_buffer(command, false, req.as_mut_bytes(), resp.len(), &[], 0)
             .map_err(|what| Error::InvalidArgument { verb, what })?;
-        cmd.send(&self.file, resp)
-            .map_err(|e| Error::kernel(verb, e))?;
+        // SAFETY: `send` points the response field at `resp`; what `req` names is the caller's
+        // contract.
+        unsafe { cmd.send(&self.file, resp) }.map_err(|e| Error::kernel(verb, e))?;
         Ok(())
     }
 
@@ -594,9 +659,13 @@ impl Channel {
     }
 
     /// A raw ioctl by ids, for tools and tests: the error names the ids.
-    pub fn raw(&self, cmd: &mut IoctlCmd<'_>) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`Channel::ioctl`].
+    pub unsafe fn raw(&self, cmd: &mut IoctlCmd<'_>) -> Result<()> {
         let verb = Verb::Raw(RawVerb::Ioctl(cmd.object(), cmd.method()));
-        self.ioctl(verb, cmd)
+        // SAFETY: the caller keeps this function's contract, which is `ioctl`'s.
+        unsafe { self.ioctl(verb, cmd) }
     }
 }
 
@@ -671,7 +740,10 @@ fn legacy_write_buffer(
 
 impl LegacyWrite {
     /// Points the command's response field at `out` and writes it.
-    fn send(mut self, file: &sys::DeviceFile, out: &mut [u8]) -> nix::Result<usize> {
+    ///
+    /// # Safety
+    /// Any address in the request or driver data keeps [`Channel::write`]'s contract.
+    unsafe fn send(mut self, file: &sys::DeviceFile, out: &mut [u8]) -> nix::Result<usize> {
         debug_assert_eq!(out.len(), self.out_len);
         if let Some(at) = self.response_at {
             let ptr = if out.is_empty() {
@@ -681,9 +753,9 @@ impl LegacyWrite {
             };
             self.bytes[at..at + 8].copy_from_slice(&ptr.to_ne_bytes());
         }
-        // SAFETY: the only user pointer in the command is the response field just written, which points
-        // to `out`, live for the call and exactly as long as the output the header announces (null when
-        // none is announced).
+        // SAFETY: the response field just written points to `out`, live for the call and exactly as
+        // long as the output the header announces (null when none is announced); any other address
+        // in the command is valid by this function's contract.
         unsafe { file.write(&self.bytes) }
     }
 }

@@ -126,14 +126,18 @@ impl Context {
     pub fn query_device(&self) -> Result<DeviceAttrs> {
         let mut req = uapi::ib_uverbs_ex_query_device::new_zeroed();
         let mut resp = uapi::ib_uverbs_ex_query_device_resp::new_zeroed();
-        match self.chan.write_ex(
-            Verb::QueryDevice,
-            uapi::IB_USER_VERBS_EX_CMD_QUERY_DEVICE,
-            &mut req,
-            &mut resp,
-            &[],
-            &mut [],
-        ) {
+        // SAFETY: a query: the request holds no address, the only output is `resp`.
+        let ex = unsafe {
+            self.chan.write_ex(
+                Verb::QueryDevice,
+                uapi::IB_USER_VERBS_EX_CMD_QUERY_DEVICE,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )
+        };
+        match ex {
             Ok(()) => Ok(DeviceAttrs {
                 resp,
                 extended: true,
@@ -145,14 +149,17 @@ impl Context {
             }) => {
                 let mut req = uapi::ib_uverbs_query_device::new_zeroed();
                 let mut base = uapi::ib_uverbs_query_device_resp::new_zeroed();
-                self.chan.write(
-                    Verb::QueryDevice,
-                    uapi::IB_USER_VERBS_CMD_QUERY_DEVICE,
-                    &mut req,
-                    &mut base,
-                    &[],
-                    &mut [],
-                )?;
+                // SAFETY: as above; the only output is `base`.
+                unsafe {
+                    self.chan.write(
+                        Verb::QueryDevice,
+                        uapi::IB_USER_VERBS_CMD_QUERY_DEVICE,
+                        &mut req,
+                        &mut base,
+                        &[],
+                        &mut [],
+                    )
+                }?;
                 let mut resp = uapi::ib_uverbs_ex_query_device_resp::new_zeroed();
                 resp.base = base;
                 Ok(DeviceAttrs {
@@ -173,20 +180,24 @@ impl Context {
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_QUERY_PORT);
         cmd.in_u64(uapi::UVERBS_ATTR_QUERY_PORT_PORT_NUM, u64::from(port));
         cmd.out_obj(uapi::UVERBS_ATTR_QUERY_PORT_RESP, &mut resp);
-        match self.chan.ioctl_or_write(Verb::QueryPort, &mut cmd)? {
+        // SAFETY: a port number inline and `resp` as the one pointer attribute.
+        match unsafe { self.chan.ioctl_or_write(Verb::QueryPort, &mut cmd) }? {
             Outcome::Done => Ok(resp),
             Outcome::UseWrite => {
                 let mut req = uapi::ib_uverbs_query_port::new_zeroed();
                 req.port_num = port;
                 let mut legacy = uapi::ib_uverbs_query_port_resp::new_zeroed();
-                self.chan.write(
-                    Verb::QueryPort,
-                    uapi::IB_USER_VERBS_CMD_QUERY_PORT,
-                    &mut req,
-                    &mut legacy,
-                    &[],
-                    &mut [],
-                )?;
+                // SAFETY: a port number; the only output is `legacy`.
+                unsafe {
+                    self.chan.write(
+                        Verb::QueryPort,
+                        uapi::IB_USER_VERBS_CMD_QUERY_PORT,
+                        &mut req,
+                        &mut legacy,
+                        &[],
+                        &mut [],
+                    )
+                }?;
                 let mut resp = uapi::ib_uverbs_query_port_resp_ex::new_zeroed();
                 resp.legacy_resp = legacy;
                 Ok(resp)
@@ -225,7 +236,8 @@ impl Context {
             uapi::UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES,
             &mut count,
         );
-        match self.chan.ioctl_or_write(Verb::QueryGidTable, &mut cmd)? {
+        // SAFETY: inline numbers, and `entries` and `count` as the pointer attributes.
+        match unsafe { self.chan.ioctl_or_write(Verb::QueryGidTable, &mut cmd) }? {
             Outcome::Done => {
                 let count = usize::try_from(count).unwrap_or(usize::MAX);
                 if count > max_entries {
@@ -293,7 +305,8 @@ impl Context {
         );
         cmd.in_u32(uapi::UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS, 0);
         cmd.out_obj(uapi::UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, &mut entry);
-        match self.chan.ioctl_or_write(Verb::QueryGidEntry, &mut cmd) {
+        // SAFETY: inline numbers, and `entry` as the one pointer attribute.
+        match unsafe { self.chan.ioctl_or_write(Verb::QueryGidEntry, &mut cmd) } {
             Ok(Outcome::Done) => Ok(Some(entry)),
             // The kernel's answer for an empty (zero) slot.
             Err(Error::Kernel {
@@ -325,7 +338,9 @@ fn get_context(
     );
     cmd.optional();
     cmd.uhw_in(drv_in).uhw_out(drv_out);
-    match chan.ioctl_or_write(Verb::GetContext, &mut cmd)? {
+    // SAFETY: the pointer attributes are the two outputs and the udata slices; the drivers'
+    // `GET_CONTEXT` requests (`context_request`) hold capabilities and counts, no address.
+    match unsafe { chan.ioctl_or_write(Verb::GetContext, &mut cmd) }? {
         Outcome::Done => {
             let core_valid = cmd.output_valid(core_slot);
             let mut cmd = IoctlCmd::new(
@@ -333,7 +348,8 @@ fn get_context(
                 uapi::UVERBS_METHOD_ASYNC_EVENT_ALLOC,
             );
             let fd_slot = cmd.new_fd(uapi::UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE);
-            chan.ioctl(Verb::AsyncEventAlloc, &mut cmd)?;
+            // SAFETY: one new-fd attribute, no pointer.
+            unsafe { chan.ioctl(Verb::AsyncEventAlloc, &mut cmd) }?;
             // SAFETY: the command succeeded, so the slot holds the new event file's descriptor, taken
             // exactly once here.
             let async_fd = unsafe { cmd.take_fd(fd_slot) };
@@ -346,14 +362,17 @@ fn get_context(
         Outcome::UseWrite => {
             let mut req = uapi::ib_uverbs_get_context::new_zeroed();
             let mut resp = uapi::ib_uverbs_get_context_resp::new_zeroed();
-            chan.write(
-                Verb::GetContext,
-                uapi::IB_USER_VERBS_CMD_GET_CONTEXT,
-                &mut req,
-                &mut resp,
-                drv_in,
-                drv_out,
-            )?;
+            // SAFETY: as the ioctl above, as a write command.
+            unsafe {
+                chan.write(
+                    Verb::GetContext,
+                    uapi::IB_USER_VERBS_CMD_GET_CONTEXT,
+                    &mut req,
+                    &mut resp,
+                    drv_in,
+                    drv_out,
+                )
+            }?;
             let fd = i32::try_from(resp.async_fd).map_err(|_| Error::Protocol {
                 verb: Verb::GetContext,
                 what: format!("async fd {}", resp.async_fd),

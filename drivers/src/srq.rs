@@ -50,12 +50,19 @@ impl Context {
     /// `rxe_create_srq_resp`, where to map the ring). The SRQ reports its async events to this
     /// context's async event file.
     pub fn create_srq(&self, init: &SrqInit, drv_out: &mut [u8]) -> Result<SrqCreated> {
-        self.create_srq_with_udata(init, &[], drv_out)
+        // SAFETY: no driver request, so the command names no user memory but `drv_out` and the
+        // outputs `create_srq_with_udata` borrows for the call.
+        unsafe { self.create_srq_with_udata(init, &[], drv_out) }
     }
 
     /// [`Context::create_srq`] with driver data in both directions: `drv_in` is the driver's
     /// request (mlx5: `mlx5_ib_create_srq`, where the WQE buffer and doorbell record are).
-    pub fn create_srq_with_udata(
+    ///
+    /// # Safety
+    /// Any address `drv_in` names (mlx5: the WQE ring the device reads and the doorbell record)
+    /// must keep [`crate::chan::Channel::ioctl`]'s contract for as long as the SRQ exists: owned by
+    /// the caller for the device, allocated until after [`Context::destroy_srq`] succeeded.
+    pub unsafe fn create_srq_with_udata(
         &self,
         init: &SrqInit,
         drv_in: &[u8],
@@ -81,7 +88,9 @@ impl Context {
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, &mut max_sge);
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, &mut srqn);
         cmd.uhw_in(drv_in).uhw_out(drv_out);
-        if self.channel().ioctl_or_write(Verb::CreateSrq, &mut cmd)? == Outcome::Done {
+        // SAFETY: the pointer attributes are the three outputs and the udata slices, borrowed for
+        // the call; what `drv_in` names is this function's contract.
+        if unsafe { self.channel().ioctl_or_write(Verb::CreateSrq, &mut cmd) }? == Outcome::Done {
             let handle = cmd.handle(handle);
             return Ok(SrqCreated {
                 handle,
@@ -97,14 +106,18 @@ impl Context {
         req.max_sge = init.max_sge;
         req.srq_limit = init.limit;
         let mut resp = uapi::ib_uverbs_create_srq_resp::new_zeroed();
-        self.channel().write(
-            Verb::CreateSrq,
-            uapi::IB_USER_VERBS_CMD_CREATE_SRQ,
-            &mut req,
-            &mut resp,
-            drv_in,
-            drv_out,
-        )?;
+        // SAFETY: the request holds handles and sizes, no address; what `drv_in` names is this
+        // function's contract.
+        unsafe {
+            self.channel().write(
+                Verb::CreateSrq,
+                uapi::IB_USER_VERBS_CMD_CREATE_SRQ,
+                &mut req,
+                &mut resp,
+                drv_in,
+                drv_out,
+            )
+        }?;
         Ok(SrqCreated {
             handle: resp.srq_handle,
             max_wr: resp.max_wr,
@@ -115,7 +128,11 @@ impl Context {
 
     /// `MODIFY_SRQ`: changes what `attr_mask` ([`attr_mask`]) names. `drv_in` is the driver's
     /// request (rxe: `rxe_modify_srq_cmd`, which it requires even when not resizing).
-    pub fn modify_srq(
+    ///
+    /// # Safety
+    /// Any address `drv_in` names must keep [`crate::chan::Channel::ioctl`]'s contract for the
+    /// call: rxe's `mmap_info_addr` is where the kernel writes the resized ring's mmap information.
+    pub unsafe fn modify_srq(
         &self,
         handle: u32,
         attr_mask: u32,
@@ -129,14 +146,18 @@ impl Context {
             max_wr,
             srq_limit: limit,
         };
-        self.channel().write(
-            Verb::ModifySrq,
-            uapi::IB_USER_VERBS_CMD_MODIFY_SRQ,
-            &mut req,
-            &mut (),
-            drv_in,
-            &mut [],
-        )
+        // SAFETY: the core request holds a handle and numbers; what `drv_in` names is this
+        // function's contract.
+        unsafe {
+            self.channel().write(
+                Verb::ModifySrq,
+                uapi::IB_USER_VERBS_CMD_MODIFY_SRQ,
+                &mut req,
+                &mut (),
+                drv_in,
+                &mut [],
+            )
+        }
     }
 
     /// `QUERY_SRQ`: the SRQ's size and current limit (0 once the limit event fired).
@@ -144,14 +165,17 @@ impl Context {
         let mut req = uapi::ib_uverbs_query_srq::new_zeroed();
         req.srq_handle = handle;
         let mut resp = uapi::ib_uverbs_query_srq_resp::new_zeroed();
-        self.channel().write(
-            Verb::QuerySrq,
-            uapi::IB_USER_VERBS_CMD_QUERY_SRQ,
-            &mut req,
-            &mut resp,
-            &[],
-            &mut [],
-        )?;
+        // SAFETY: a handle; the only output is `resp`, borrowed for the call.
+        unsafe {
+            self.channel().write(
+                Verb::QuerySrq,
+                uapi::IB_USER_VERBS_CMD_QUERY_SRQ,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )
+        }?;
         Ok(resp)
     }
 
@@ -162,17 +186,23 @@ impl Context {
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_SRQ, uapi::UVERBS_METHOD_SRQ_DESTROY);
         cmd.idr(uapi::UVERBS_ATTR_DESTROY_SRQ_HANDLE, handle);
         cmd.out_obj(uapi::UVERBS_ATTR_DESTROY_SRQ_RESP, &mut resp);
-        if self.channel().ioctl_or_write(Verb::DestroySrq, &mut cmd)? == Outcome::UseWrite {
+        // SAFETY: a handle and `resp`, borrowed for the call; destroying only stops the device.
+        if unsafe { self.channel().ioctl_or_write(Verb::DestroySrq, &mut cmd) }?
+            == Outcome::UseWrite
+        {
             let mut req = uapi::ib_uverbs_destroy_srq::new_zeroed();
             req.srq_handle = handle;
-            self.channel().write(
-                Verb::DestroySrq,
-                uapi::IB_USER_VERBS_CMD_DESTROY_SRQ,
-                &mut req,
-                &mut resp,
-                &[],
-                &mut [],
-            )?;
+            // SAFETY: as above, as a write command.
+            unsafe {
+                self.channel().write(
+                    Verb::DestroySrq,
+                    uapi::IB_USER_VERBS_CMD_DESTROY_SRQ,
+                    &mut req,
+                    &mut resp,
+                    &[],
+                    &mut [],
+                )
+            }?;
         }
         Ok(resp.events_reported)
     }

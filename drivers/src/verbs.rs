@@ -65,19 +65,27 @@ impl Context {
     pub fn alloc_pd(&self, drv_out: &mut [u8]) -> Result<u32> {
         let mut req = uapi::ib_uverbs_alloc_pd::new_zeroed();
         let mut resp = uapi::ib_uverbs_alloc_pd_resp::new_zeroed();
-        self.channel().write(
-            Verb::AllocPd,
-            uapi::IB_USER_VERBS_CMD_ALLOC_PD,
-            &mut req,
-            &mut resp,
-            &[],
-            drv_out,
-        )?;
+        // SAFETY: ALLOC_PD's request holds no address and there is no driver request; the outputs
+        // are `resp` and `drv_out`, borrowed for the call.
+        unsafe {
+            self.channel().write(
+                Verb::AllocPd,
+                uapi::IB_USER_VERBS_CMD_ALLOC_PD,
+                &mut req,
+                &mut resp,
+                &[],
+                drv_out,
+            )
+        }?;
         Ok(resp.pd_handle)
     }
 
     /// Destroys an object that answers nothing: `ioctl` is its (object, `*_DESTROY` method, handle
     /// attribute); `legacy` the write command and its request, for kernels without the ioctl.
+    ///
+    /// Safe because every caller passes a destroy method and the matching destroy command, whose
+    /// only argument is `handle`: destroying an object makes the kernel and the device stop using
+    /// what it names, it never makes them touch user memory.
     fn destroy<Req>(
         &self,
         verb: Verb,
@@ -91,9 +99,11 @@ impl Context {
         let (object, method, handle_attr) = ioctl;
         let mut cmd = IoctlCmd::new(object, method);
         cmd.idr(handle_attr, handle);
-        if self.channel().ioctl_or_write(verb, &mut cmd)? == Outcome::UseWrite {
+        // SAFETY: a `*_DESTROY` method with one handle attribute and no pointer (see above).
+        if unsafe { self.channel().ioctl_or_write(verb, &mut cmd) }? == Outcome::UseWrite {
             let (command, mut req) = legacy;
-            self.channel().command(verb, command, &mut req)?;
+            // SAFETY: the matching destroy command, whose request is a handle (see above).
+            unsafe { self.channel().command(verb, command, &mut req) }?;
         }
         Ok(())
     }
@@ -116,7 +126,30 @@ impl Context {
     ///
     /// The kernel pins the pages and checks that the range is mapped and, for writable access,
     /// writable; a bad range is an `EFAULT` from the kernel.
-    pub fn reg_mr(&self, pd: u32, addr: u64, len: u64, iova: u64, access: u32) -> Result<MrKeys> {
+    ///
+    /// # Safety
+    /// Until the region is deregistered (after which the device no longer touches it), the device
+    /// reads `addr..addr + len` whenever a work request or a peer holding the keys asks, and with
+    /// any write access (local or remote) writes it with bytes a peer or a work request chooses, at
+    /// any time. So the caller must
+    ///
+    /// * own that range for this and keep it allocated (not freed, unmapped or reused for anything
+    ///   else) until [`Context::dereg_mr`] of the returned handle has succeeded — if it fails, the
+    ///   memory must be leaked;
+    /// * keep there only values valid for every bit pattern and without uninitialised bytes (what
+    ///   `uverbs` requires with `FromBytes + IntoBytes`), as a peer may write any bytes and read
+    ///   every byte;
+    /// * access the range itself only in ways that tolerate the device's accesses (DMA, outside
+    ///   the language's memory model): for work requests it posts, as the post contracts say
+    ///   (nothing written before a send completes, nothing accessed before a receive completes).
+    pub unsafe fn reg_mr(
+        &self,
+        pd: u32,
+        addr: u64,
+        len: u64,
+        iova: u64,
+        access: u32,
+    ) -> Result<MrKeys> {
         let mut req = uapi::ib_uverbs_reg_mr::new_zeroed();
         req.start = addr;
         req.length = len;
@@ -124,14 +157,18 @@ impl Context {
         req.pd_handle = pd;
         req.access_flags = access;
         let mut resp = uapi::ib_uverbs_reg_mr_resp::new_zeroed();
-        self.channel().write(
-            Verb::RegMr,
-            uapi::IB_USER_VERBS_CMD_REG_MR,
-            &mut req,
-            &mut resp,
-            &[],
-            &mut [],
-        )?;
+        // SAFETY: the range the request names is this function's contract; the only output is
+        // `resp`, borrowed for the call.
+        unsafe {
+            self.channel().write(
+                Verb::RegMr,
+                uapi::IB_USER_VERBS_CMD_REG_MR,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )
+        }?;
         Ok(MrKeys {
             handle: resp.mr_handle,
             lkey: resp.lkey,
@@ -160,14 +197,18 @@ impl Context {
         req.pd_handle = pd;
         req.mw_type = mw_type;
         let mut resp = uapi::ib_uverbs_alloc_mw_resp::new_zeroed();
-        self.channel().write(
-            Verb::AllocMw,
-            uapi::IB_USER_VERBS_CMD_ALLOC_MW,
-            &mut req,
-            &mut resp,
-            &[],
-            &mut [],
-        )?;
+        // SAFETY: ALLOC_MW's request is a handle and a type (a window is bound to memory only by a
+        // work request, under the post contracts); the only output is `resp`.
+        unsafe {
+            self.channel().write(
+                Verb::AllocMw,
+                uapi::IB_USER_VERBS_CMD_ALLOC_MW,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )
+        }?;
         Ok((resp.mw_handle, resp.rkey))
     }
 
@@ -190,14 +231,17 @@ impl Context {
     pub fn create_comp_channel(&self) -> Result<std::os::fd::OwnedFd> {
         let mut req = uapi::ib_uverbs_create_comp_channel::new_zeroed();
         let mut resp = uapi::ib_uverbs_create_comp_channel_resp::new_zeroed();
-        self.channel().write(
-            Verb::CreateCompChannel,
-            uapi::IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
-            &mut req,
-            &mut resp,
-            &[],
-            &mut [],
-        )?;
+        // SAFETY: the request holds no address; the only output is `resp`.
+        unsafe {
+            self.channel().write(
+                Verb::CreateCompChannel,
+                uapi::IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )
+        }?;
         let fd = i32::try_from(resp.fd).map_err(|_| Error::Protocol {
             verb: Verb::CreateCompChannel,
             what: format!("fd {}", resp.fd),
@@ -218,11 +262,15 @@ impl Context {
             cq_handle,
             solicited_only: u32::from(solicited_only),
         };
-        self.channel().command(
-            Verb::ReqNotifyCq,
-            uapi::IB_USER_VERBS_CMD_REQ_NOTIFY_CQ,
-            &mut req,
-        )
+        // SAFETY: a handle and a flag, no address: arming a CQ only makes the kernel send an
+        // event to its channel.
+        unsafe {
+            self.channel().command(
+                Verb::ReqNotifyCq,
+                uapi::IB_USER_VERBS_CMD_REQ_NOTIFY_CQ,
+                &mut req,
+            )
+        }
     }
 
     /// `CREATE_CQ` with at least `cqe` entries: returns (handle, entries granted). `channel` is a
@@ -235,12 +283,20 @@ impl Context {
         channel: Option<BorrowedFd<'_>>,
         drv_out: &mut [u8],
     ) -> Result<(u32, u32)> {
-        self.create_cq_with_udata(cqe, user_handle, comp_vector, channel, &[], drv_out)
+        // SAFETY: no driver request, so the command names no user memory but `drv_out` and the
+        // outputs `create_cq_with_udata` borrows for the call.
+        unsafe { self.create_cq_with_udata(cqe, user_handle, comp_vector, channel, &[], drv_out) }
     }
 
     /// [`Context::create_cq`] with driver data in both directions: `drv_in` is the driver's request
     /// (mlx5: `mlx5_ib_create_cq`, where the CQ buffer and doorbell record are).
-    pub fn create_cq_with_udata(
+    ///
+    /// # Safety
+    /// Any address `drv_in` names (mlx5: the CQ ring and its doorbell record, which the device
+    /// then writes) must keep [`crate::chan::Channel::ioctl`]'s contract for as long as the CQ
+    /// exists: owned by the caller for the device, untouched by others, allocated until after
+    /// [`Context::destroy_cq`] succeeded.
+    pub unsafe fn create_cq_with_udata(
         &self,
         cqe: u32,
         user_handle: u64,
@@ -262,7 +318,9 @@ impl Context {
             .optional();
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_CQ_RESP_CQE, &mut granted);
         cmd.uhw_in(drv_in).uhw_out(drv_out);
-        if self.channel().ioctl_or_write(Verb::CreateCq, &mut cmd)? == Outcome::Done {
+        // SAFETY: the pointer attributes are `granted` and the udata slices, borrowed for the call;
+        // what `drv_in` names is this function's contract.
+        if unsafe { self.channel().ioctl_or_write(Verb::CreateCq, &mut cmd) }? == Outcome::Done {
             let h = cmd.handle(handle);
             return Ok((h, granted));
         }
@@ -272,14 +330,17 @@ impl Context {
         req.comp_vector = comp_vector;
         req.comp_channel = channel.map_or(-1, |fd| fd.as_raw_fd());
         let mut resp = uapi::ib_uverbs_create_cq_resp::new_zeroed();
-        self.channel().write(
-            Verb::CreateCq,
-            uapi::IB_USER_VERBS_CMD_CREATE_CQ,
-            &mut req,
-            &mut resp,
-            drv_in,
-            drv_out,
-        )?;
+        // SAFETY: the request holds no address; what `drv_in` names is this function's contract.
+        unsafe {
+            self.channel().write(
+                Verb::CreateCq,
+                uapi::IB_USER_VERBS_CMD_CREATE_CQ,
+                &mut req,
+                &mut resp,
+                drv_in,
+                drv_out,
+            )
+        }?;
         Ok((resp.cq_handle, resp.cqe))
     }
 
@@ -290,29 +351,42 @@ impl Context {
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_CQ, uapi::UVERBS_METHOD_CQ_DESTROY);
         cmd.idr(uapi::UVERBS_ATTR_DESTROY_CQ_HANDLE, handle);
         cmd.out_obj(uapi::UVERBS_ATTR_DESTROY_CQ_RESP, &mut resp);
-        if self.channel().ioctl_or_write(Verb::DestroyCq, &mut cmd)? == Outcome::UseWrite {
+        // SAFETY: a handle and `resp`, borrowed for the call; destroying only stops the device.
+        if unsafe { self.channel().ioctl_or_write(Verb::DestroyCq, &mut cmd) }? == Outcome::UseWrite
+        {
             let mut req = uapi::ib_uverbs_destroy_cq::new_zeroed();
             req.cq_handle = handle;
-            self.channel().write(
-                Verb::DestroyCq,
-                uapi::IB_USER_VERBS_CMD_DESTROY_CQ,
-                &mut req,
-                &mut resp,
-                &[],
-                &mut [],
-            )?;
+            // SAFETY: as above, as a write command.
+            unsafe {
+                self.channel().write(
+                    Verb::DestroyCq,
+                    uapi::IB_USER_VERBS_CMD_DESTROY_CQ,
+                    &mut req,
+                    &mut resp,
+                    &[],
+                    &mut [],
+                )
+            }?;
         }
         Ok((resp.comp_events_reported, resp.async_events_reported))
     }
 
     /// `CREATE_QP`. `drv_out` receives the driver's answer (rxe: the rings' mmap info).
     pub fn create_qp(&self, init: &QpInit, drv_out: &mut [u8]) -> Result<QpCreated> {
-        self.create_qp_with_udata(init, &[], drv_out)
+        // SAFETY: no driver request, so the command names no user memory but `drv_out` and the
+        // outputs `create_qp_with_udata` borrows for the call.
+        unsafe { self.create_qp_with_udata(init, &[], drv_out) }
     }
 
     /// [`Context::create_qp`] with driver data in both directions: `drv_in` is the driver's request
     /// (mlx5: `mlx5_ib_create_qp`, where the work-queue buffer and doorbell record are).
-    pub fn create_qp_with_udata(
+    ///
+    /// # Safety
+    /// Any address `drv_in` names (mlx5: the work-queue ring the device reads and the doorbell
+    /// record it writes) must keep [`crate::chan::Channel::ioctl`]'s contract for as long as the QP
+    /// exists: owned by the caller for the device, allocated until after [`Context::destroy_qp`]
+    /// succeeded.
+    pub unsafe fn create_qp_with_udata(
         &self,
         init: &QpInit,
         drv_in: &[u8],
@@ -342,7 +416,9 @@ impl Context {
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_CAP, &mut cap);
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &mut qpn);
         cmd.uhw_in(drv_in).uhw_out(drv_out);
-        if self.channel().ioctl_or_write(Verb::CreateQp, &mut cmd)? == Outcome::Done {
+        // SAFETY: the pointer attributes are `init.cap`, `cap`, `qpn` and the udata slices, borrowed
+        // for the call; what `drv_in` names is this function's contract.
+        if unsafe { self.channel().ioctl_or_write(Verb::CreateQp, &mut cmd) }? == Outcome::Done {
             let h = cmd.handle(handle);
             return Ok(QpCreated {
                 handle: h,
@@ -367,14 +443,18 @@ impl Context {
             req.srq_handle = srq;
         }
         let mut resp = uapi::ib_uverbs_create_qp_resp::new_zeroed();
-        self.channel().write(
-            Verb::CreateQp,
-            uapi::IB_USER_VERBS_CMD_CREATE_QP,
-            &mut req,
-            &mut resp,
-            drv_in,
-            drv_out,
-        )?;
+        // SAFETY: the request holds handles and sizes, no address; what `drv_in` names is this
+        // function's contract.
+        unsafe {
+            self.channel().write(
+                Verb::CreateQp,
+                uapi::IB_USER_VERBS_CMD_CREATE_QP,
+                &mut req,
+                &mut resp,
+                drv_in,
+                drv_out,
+            )
+        }?;
         Ok(QpCreated {
             handle: resp.qp_handle,
             qpn: resp.qpn,
@@ -391,8 +471,12 @@ impl Context {
     /// `MODIFY_QP` with the attributes `req` carries (its `qp_handle` and `attr_mask` included).
     pub fn modify_qp(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
         let mut req = *req;
-        self.channel()
-            .command(Verb::ModifyQp, uapi::IB_USER_VERBS_CMD_MODIFY_QP, &mut req)
+        // SAFETY: `ib_uverbs_modify_qp` holds states, numbers and an address vector, no user
+        // address.
+        unsafe {
+            self.channel()
+                .command(Verb::ModifyQp, uapi::IB_USER_VERBS_CMD_MODIFY_QP, &mut req)
+        }
     }
 
     /// `QUERY_QP`: the queue pair's current attributes.
@@ -401,14 +485,17 @@ impl Context {
         req.qp_handle = handle;
         req.attr_mask = attr_mask;
         let mut resp = uapi::ib_uverbs_query_qp_resp::new_zeroed();
-        self.channel().write(
-            Verb::QueryQp,
-            uapi::IB_USER_VERBS_CMD_QUERY_QP,
-            &mut req,
-            &mut resp,
-            &[],
-            &mut [],
-        )?;
+        // SAFETY: a handle and a mask; the only output is `resp`, borrowed for the call.
+        unsafe {
+            self.channel().write(
+                Verb::QueryQp,
+                uapi::IB_USER_VERBS_CMD_QUERY_QP,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )
+        }?;
         Ok(resp)
     }
 
@@ -418,17 +505,22 @@ impl Context {
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_QP, uapi::UVERBS_METHOD_QP_DESTROY);
         cmd.idr(uapi::UVERBS_ATTR_DESTROY_QP_HANDLE, handle);
         cmd.out_obj(uapi::UVERBS_ATTR_DESTROY_QP_RESP, &mut resp);
-        if self.channel().ioctl_or_write(Verb::DestroyQp, &mut cmd)? == Outcome::UseWrite {
+        // SAFETY: a handle and `resp`, borrowed for the call; destroying only stops the device.
+        if unsafe { self.channel().ioctl_or_write(Verb::DestroyQp, &mut cmd) }? == Outcome::UseWrite
+        {
             let mut req = uapi::ib_uverbs_destroy_qp::new_zeroed();
             req.qp_handle = handle;
-            self.channel().write(
-                Verb::DestroyQp,
-                uapi::IB_USER_VERBS_CMD_DESTROY_QP,
-                &mut req,
-                &mut resp,
-                &[],
-                &mut [],
-            )?;
+            // SAFETY: as above, as a write command.
+            unsafe {
+                self.channel().write(
+                    Verb::DestroyQp,
+                    uapi::IB_USER_VERBS_CMD_DESTROY_QP,
+                    &mut req,
+                    &mut resp,
+                    &[],
+                    &mut [],
+                )
+            }?;
         }
         Ok(resp.events_reported)
     }
@@ -449,14 +541,18 @@ impl Context {
         req.pd_handle = pd;
         req.attr = *attr;
         let mut resp = uapi::ib_uverbs_create_ah_resp::new_zeroed();
-        self.channel().write(
-            Verb::CreateAh,
-            uapi::IB_USER_VERBS_CMD_CREATE_AH,
-            &mut req,
-            &mut resp,
-            &[],
-            drv_out,
-        )?;
+        // SAFETY: a handle and an address vector, no user address; the outputs are `resp` and
+        // `drv_out`, borrowed for the call.
+        unsafe {
+            self.channel().write(
+                Verb::CreateAh,
+                uapi::IB_USER_VERBS_CMD_CREATE_AH,
+                &mut req,
+                &mut resp,
+                &[],
+                drv_out,
+            )
+        }?;
         Ok(resp.ah_handle)
     }
 
@@ -483,11 +579,14 @@ impl Context {
             mlid,
             reserved: 0,
         };
-        self.channel().command(
-            Verb::AttachMcast,
-            uapi::IB_USER_VERBS_CMD_ATTACH_MCAST,
-            &mut req,
-        )
+        // SAFETY: a GID and two numbers, no address.
+        unsafe {
+            self.channel().command(
+                Verb::AttachMcast,
+                uapi::IB_USER_VERBS_CMD_ATTACH_MCAST,
+                &mut req,
+            )
+        }
     }
 
     /// `DETACH_MCAST`: undoes [`Context::attach_mcast`].
@@ -498,10 +597,13 @@ impl Context {
             mlid,
             reserved: 0,
         };
-        self.channel().command(
-            Verb::DetachMcast,
-            uapi::IB_USER_VERBS_CMD_DETACH_MCAST,
-            &mut req,
-        )
+        // SAFETY: a GID and two numbers, no address.
+        unsafe {
+            self.channel().command(
+                Verb::DetachMcast,
+                uapi::IB_USER_VERBS_CMD_DETACH_MCAST,
+                &mut req,
+            )
+        }
     }
 }

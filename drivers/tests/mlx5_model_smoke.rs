@@ -38,7 +38,10 @@ impl Setup {
             | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE
             | uapi::IB_UVERBS_ACCESS_REMOTE_READ
             | uapi::IB_UVERBS_ACCESS_REMOTE_ATOMIC;
-        let mr = ctx.reg_mr(pd, addr, 8192, addr, access).unwrap();
+        // SAFETY: `buf`'s 8 KiB of `u64`s (any bytes are valid ones) move into the `Setup`, whose
+        // `Drop` deregisters the region before its fields, `buf` included, are dropped; the tests
+        // read `buf` only after polling the completions of the work they posted.
+        let mr = unsafe { ctx.reg_mr(pd, addr, 8192, addr, access) }.unwrap();
         Setup {
             _model: model,
             ctx,

@@ -204,14 +204,19 @@ impl Mlx5Cq {
         let dbrec = DbrecPool::alloc(m.dbrecs())?;
         let cmd = create_cq_cmd(ring.addr(), dbrec.addr());
         let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
-        let (handle, granted) = ctx.create_cq_with_udata(
-            ncqe - 1,
-            user_handle,
-            comp_vector,
-            channel,
-            cmd.as_bytes(),
-            resp.as_mut_bytes(),
-        )?;
+        // SAFETY: `cmd` names `ring` and `dbrec`, allocated here for this CQ's device alone; they
+        // move into the `Mlx5Cq` (or, on the error paths below, are freed only once the kernel CQ
+        // is destroyed, else leaked), and its `Drop` frees them only after `destroy_cq` succeeded.
+        let (handle, granted) = unsafe {
+            ctx.create_cq_with_udata(
+                ncqe - 1,
+                user_handle,
+                comp_vector,
+                channel,
+                cmd.as_bytes(),
+                resp.as_mut_bytes(),
+            )
+        }?;
         if granted >= ncqe {
             // Best effort: the CQ is unusable; the error that matters is this one. The memory is
             // freed only if the kernel let go of it.
@@ -310,8 +315,10 @@ impl Mlx5Cq {
     /// and the arm doorbell to UAR page 0 (rdma-core's `mlx5_arm_cq`).
     pub fn req_notify(&self, solicited: bool) {
         let st = self.shared.lock();
-        st.cq
-            .arm(solicited, &mut &self.shared.dbrec, &mut self.uars.cq_uar());
+        // SAFETY: `arm` stores one 64-bit arm doorbell for this CQ, which this value owns, and the
+        // writer lives for this statement, while `self.uars` keeps the page mapped.
+        let mut uar = unsafe { self.uars.cq_uar() };
+        st.cq.arm(solicited, &mut &self.shared.dbrec, &mut uar);
     }
 
     /// Acknowledges a completion event of this CQ read from its channel (rdma-core's

@@ -532,8 +532,14 @@ impl Mlx5Qp {
         let mut resp = uapi::mlx5_ib_create_qp_resp::new_zeroed();
         let mut kernel_init = *init;
         kernel_init.cap.max_inline_data = sizes.max_inline_data;
+        // SAFETY: `cmd` names `buf` and `dbrec`, allocated here for this QP's device alone; they
+        // move into the `Mlx5Qp` (or are freed by `fail` only once the kernel QP is destroyed,
+        // else leaked), whose `Drop` frees them only after `destroy_qp` succeeded.
+        let created = unsafe {
+            ctx.create_qp_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes())
+        };
         let created =
-            match ctx.create_qp_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes()) {
+            match created {
                 Ok(c) => c,
                 Err(e) => {
                     if let Some(u) = uidx {
@@ -787,7 +793,11 @@ impl Mlx5Qp {
         if posted > 0 {
             let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
             let mut bf = reg.state.lock().unwrap_or_else(|p| p.into_inner());
-            let mut uar = reg.writer(self.uars.layout().bf_reg_size);
+            // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
+            // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
+            // `ring_doorbell` writes this queue pair's doorbell and WQE, whose requests `post_send`'s
+            // caller vouched for (its contract).
+            let mut uar = unsafe { reg.writer(self.uars.layout().bf_reg_size) };
             sq.ring_doorbell(&mut &self.shared.dbrec, &mut bf, &mut uar);
         }
         failure.map_or(Ok(()), Err)

@@ -312,8 +312,14 @@ impl Mlx5Srq {
             max_sge: sizes.max_gs,
             ..*init
         };
+        // SAFETY: `cmd` names `shared`'s buffer and doorbell record, allocated for this SRQ's device
+        // alone; `Mlx5Srq`'s `Drop` frees them only after `destroy_srq` succeeded (else leaks them),
+        // and the error paths below do the same.
+        let created = unsafe {
+            ctx.create_srq_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes())
+        };
         let mut created =
-            match ctx.create_srq_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes()) {
+            match created {
                 Ok(c) => c,
                 Err(e) => {
                     release(m);
@@ -376,8 +382,11 @@ impl Mlx5Srq {
                 ),
             });
         }
-        self.ctx
-            .modify_srq(self.created.handle, attr_mask::LIMIT, 0, limit, &[])
+        // SAFETY: no driver data: the command names no user memory.
+        unsafe {
+            self.ctx
+                .modify_srq(self.created.handle, attr_mask::LIMIT, 0, limit, &[])
+        }
     }
 
     /// `QUERY_SRQ`: (max_wr, max_sge, limit) as the kernel has them.

@@ -171,10 +171,24 @@ pub struct BfReg {
 impl BfReg {
     /// A writer for the register's two halves (`bf_reg_size` bytes; the doorbell-only register 0
     /// takes 8-byte doorbells at offset 0).
-    pub fn writer(&self, bf_reg_size: usize) -> MmioWriter {
-        // SAFETY: the register's `bf_reg_size` bytes lie in a UAR page `Uars` mapped and keeps
-        // mapped (it owns the mappings and the registers); the register is 8-byte aligned (0x800 +
-        // a multiple of 64 into a page). Writers of one register hold its `state` lock.
+    ///
+    /// # Safety
+    /// A store through the writer is a post: a doorbell makes the device fetch and execute the
+    /// work requests of a queue pair, and a BlueFlame copy *is* a work request, whose scatter
+    /// entries the device then reads or writes. So the caller must
+    ///
+    /// * pass the `bf_reg_size` of the [`UarLayout`] of the [`Uars`] this register belongs to (the
+    ///   writer's bounds; a larger size would let stores leave the mapped page);
+    /// * hold the register's `state` lock while the writer is used, and not use the writer after
+    ///   the `Uars` is dropped;
+    /// * write only doorbells and WQEs of a queue pair it owns, for work requests whose memory
+    ///   keeps the post contract (valid, and not referenced in conflicting ways, until their
+    ///   completion is polled).
+    pub unsafe fn writer(&self, bf_reg_size: usize) -> MmioWriter {
+        // SAFETY: the register's `bf_reg_size` bytes (the layout's, by this function's contract)
+        // lie in a UAR page `Uars` mapped and keeps mapped while the writer is used (contract); the
+        // register is 8-byte aligned (0x800 + a multiple of 64 into a page); writers of one
+        // register hold its `state` lock (contract).
         unsafe { MmioWriter::new(self.reg, bf_reg_size) }
     }
 }
@@ -246,10 +260,16 @@ impl Uars {
     }
 
     /// A writer for the first 4 KiB UAR of page 0, where CQs are armed (`+ 0x20`).
-    pub fn cq_uar(&self) -> MmioWriter {
+    ///
+    /// # Safety
+    /// The writer reaches the whole UAR, BlueFlame registers included, so the caller must store
+    /// only CQ arm doorbells (`MLX5_CQ_DOORBELL`, single 64-bit stores) for CQs it owns, and not
+    /// use the writer after `self` is dropped.
+    pub unsafe fn cq_uar(&self) -> MmioWriter {
         let base = NonNull::new(self.pages[0].as_mut_ptr()).expect("checked when mapped");
-        // SAFETY: page 0 is mapped for the life of `self` and at least 4 KiB long (a system page);
-        // arm doorbells are single 64-bit stores.
+        // SAFETY: page 0 is mapped while the writer is used (this function's contract) and at
+        // least 4 KiB long (a system page); the caller stores only single 64-bit arm doorbells,
+        // which need no lock (contract).
         unsafe { MmioWriter::new(base, ADAPTER_PAGE_SIZE) }
     }
 }

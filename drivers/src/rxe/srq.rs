@@ -107,13 +107,17 @@ impl RxeSrq {
         let cmd = uapi::rxe_modify_srq_cmd {
             mmap_info_addr: std::ptr::addr_of_mut!(mi) as u64,
         };
-        self.ctx.modify_srq(
-            self.created.handle,
-            attr_mask::LIMIT,
-            0,
-            limit,
-            cmd.as_bytes(),
-        )?;
+        // SAFETY: the only address in the driver data is `mi`'s, a live, writable `mminfo` on this
+        // stack frame for the whole command (see above).
+        unsafe {
+            self.ctx.modify_srq(
+                self.created.handle,
+                attr_mask::LIMIT,
+                0,
+                limit,
+                cmd.as_bytes(),
+            )
+        }?;
         Ok(())
     }
 

@@ -1,6 +1,8 @@
-// FINDING (compiles today; must not): safe code, with `unsafe` forbidden, registers memory it has
-// freed for remote writes, through `Context::driver_context()` and uverbs-drivers' safe `reg_mr`
-// that takes a raw address. A peer given the rkey then writes into whatever reuses that memory.
+// F5: safe code, with `unsafe` forbidden, registered memory it had freed for remote writes,
+// through `Context::driver_context()` and uverbs-drivers' `reg_mr` that takes a raw address (a peer
+// given the rkey then writes into whatever reuses that memory). Both are `unsafe fn` now (E0133
+// twice: `driver_context` keeps the objects of `uverbs` out of safe code's reach, `reg_mr` guards
+// the address).
 #![forbid(unsafe_code)]
 
 fn context() -> uverbs::Context {

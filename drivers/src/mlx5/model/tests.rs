@@ -159,7 +159,12 @@ impl CqMem {
     }
 }
 
-fn create_cq(
+/// Creates a CQ on `mem`.
+///
+/// # Safety
+/// As [`Context::create_cq_with_udata`]: the CQ is destroyed (or its context closed) before `mem`
+/// is dropped, and nothing accesses `mem` in ways that race with the device meanwhile.
+unsafe fn create_cq(
     ctx: &Context,
     mem: &CqMem,
     channel: Option<std::os::fd::BorrowedFd<'_>>,
@@ -167,14 +172,17 @@ fn create_cq(
 ) -> crate::Result<(u32, u32, u32)> {
     let cmd = mem.cmd();
     let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
-    let (h, cqe) = ctx.create_cq_with_udata(
-        mem.ncqe - 1,
-        user_handle,
-        0,
-        channel,
-        cmd.as_bytes(),
-        resp.as_mut_bytes(),
-    )?;
+    // SAFETY: `cmd` names `mem`'s buffer and doorbell record; this function's contract.
+    let (h, cqe) = unsafe {
+        ctx.create_cq_with_udata(
+            mem.ncqe - 1,
+            user_handle,
+            0,
+            channel,
+            cmd.as_bytes(),
+            resp.as_mut_bytes(),
+        )
+    }?;
     Ok((h, cqe, resp.cqn))
 }
 
@@ -228,13 +236,19 @@ fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> crate::verbs::QpInit {
     }
 }
 
-fn create_qp(
+/// Creates a QP whose ring and doorbell record `cmd` names.
+///
+/// # Safety
+/// As [`Context::create_qp_with_udata`]: what `cmd` names stays allocated until the QP is
+/// destroyed (or its context closed), and nothing accesses it in ways that race with the device.
+unsafe fn create_qp(
     ctx: &Context,
     init: &crate::verbs::QpInit,
     cmd: &uapi::mlx5_ib_create_qp,
 ) -> crate::Result<(crate::verbs::QpCreated, uapi::mlx5_ib_create_qp_resp)> {
     let mut resp = uapi::mlx5_ib_create_qp_resp::new_zeroed();
-    let c = ctx.create_qp_with_udata(init, cmd.as_bytes(), resp.as_mut_bytes())?;
+    // SAFETY: this function's contract.
+    let c = unsafe { ctx.create_qp_with_udata(init, cmd.as_bytes(), resp.as_mut_bytes()) }?;
     Ok((c, resp))
 }
 
@@ -925,30 +939,60 @@ fn pds_and_mrs() {
         let mem = pages(4);
         let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
         let a = mem.as_ptr() as u64;
-        let keys = ctx.reg_mr(pd, a, 4 * 4096, a, rw).unwrap();
+        // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+        let keys = unsafe { ctx.reg_mr(pd, a, 4 * 4096, a, rw) }.unwrap();
         assert_eq!(keys.lkey, keys.rkey);
         assert_ne!(keys.lkey, 0x100);
-        let keys2 = ctx.reg_mr(pd, a + 16, 100, 0x1000_0010, rw).unwrap();
+        // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+        let keys2 = unsafe { ctx.reg_mr(pd, a + 16, 100, 0x1000_0010, rw) }.unwrap();
         assert_ne!(keys2.lkey, keys.lkey);
         // The kernel's refusals.
         let e = |r: crate::Result<crate::verbs::MrKeys>| errno(r.unwrap_err());
-        assert_eq!(e(ctx.reg_mr(pd, 0x1000, 4096, 0x1000, rw)), Errno::EFAULT);
-        assert_eq!(e(ctx.reg_mr(pd, a, 0, a, rw)), Errno::EINVAL);
-        assert_eq!(e(ctx.reg_mr(pd, a, 4096, a + 1, rw)), Errno::EINVAL);
         assert_eq!(
-            e(ctx.reg_mr(pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_REMOTE_WRITE)),
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd, 0x1000, 4096, 0x1000, rw) }),
+            Errno::EFAULT
+        );
+        // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+        assert_eq!(e(unsafe { ctx.reg_mr(pd, a, 0, a, rw) }), Errno::EINVAL);
+        assert_eq!(
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd, a, 4096, a + 1, rw) }),
             Errno::EINVAL
         );
-        assert_eq!(e(ctx.reg_mr(pd, a, 4096, a, 1 << 15)), Errno::EINVAL);
         assert_eq!(
-            e(ctx.reg_mr(pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_ON_DEMAND)),
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_REMOTE_WRITE) }),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd, a, 4096, a, 1 << 15) }),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_ON_DEMAND) }),
             Errno::EOPNOTSUPP
         );
-        assert_eq!(e(ctx.reg_mr(pd + 100, a, 4096, a, rw)), Errno::EINVAL);
-        assert_eq!(e(ctx.reg_mr(pd, a, 5 * 4096, a, rw)), Errno::EFAULT);
+        assert_eq!(
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd + 100, a, 4096, a, rw) }),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd, a, 5 * 4096, a, rw) }),
+            Errno::EFAULT
+        );
         let code = pds_and_mrs as *const () as usize as u64;
-        assert_eq!(e(ctx.reg_mr(pd, code, 64, code, rw)), Errno::EFAULT);
-        ctx.reg_mr(pd, code, 64, code, 0).unwrap();
+        assert_eq!(
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { ctx.reg_mr(pd, code, 64, code, rw) }),
+            Errno::EFAULT
+        );
+        // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+        unsafe { ctx.reg_mr(pd, code, 64, code, 0) }.unwrap();
         assert!(matches!(
             ctx.alloc_mw(pd, 2),
             Err(Error::Unsupported { .. })
@@ -980,7 +1024,8 @@ fn cqs_channels_and_events() {
         let ctx = open(&model, path);
         let chan = ctx.create_comp_channel().unwrap();
         let mem = CqMem::new(15);
-        let (h, cqe, cqn) = create_cq(&ctx, &mem, Some(chan.as_fd()), 0xc0ffee).unwrap();
+        // SAFETY: no work is posted; the CQ is destroyed below, before `mem` drops.
+        let (h, cqe, cqn) = unsafe { create_cq(&ctx, &mem, Some(chan.as_fd()), 0xc0ffee) }.unwrap();
         assert_eq!(cqe, 15);
         let d = *rec.cqs.lock().unwrap().last().unwrap();
         assert_eq!((d.cqn, d.ncqe, d.cqe_size, d.cqe_version), (cqn, 16, 64, 1));
@@ -1004,8 +1049,11 @@ fn cqs_channels_and_events() {
         let e = |cmd: uapi::mlx5_ib_create_cq, cqe: u32| {
             let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
             errno(
-                ctx.create_cq_with_udata(cqe, 0, 0, None, cmd.as_bytes(), resp.as_mut_bytes())
-                    .unwrap_err(),
+                // SAFETY: refused (asserted), so no CQ uses what the command names.
+                unsafe {
+                    ctx.create_cq_with_udata(cqe, 0, 0, None, cmd.as_bytes(), resp.as_mut_bytes())
+                }
+                .unwrap_err(),
             )
         };
         let good = mem.cmd();
@@ -1042,29 +1090,36 @@ fn cqs_channels_and_events() {
         let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
         assert_eq!(
             errno(
-                ctx.create_cq_with_udata(15, 0, 8, None, good.as_bytes(), resp.as_mut_bytes())
-                    .unwrap_err()
+                // SAFETY: refused (asserted), so no CQ uses what the command names.
+                unsafe {
+                    ctx.create_cq_with_udata(15, 0, 8, None, good.as_bytes(), resp.as_mut_bytes())
+                }
+                .unwrap_err()
             ),
             Errno::EINVAL,
             "comp_vector"
         );
         assert_eq!(
             errno(
-                ctx.create_cq_with_udata(
-                    15,
-                    0,
-                    0,
-                    None,
-                    &good.as_bytes()[..16],
-                    resp.as_mut_bytes()
-                )
+                // SAFETY: refused (asserted), so no CQ uses what the command names.
+                unsafe {
+                    ctx.create_cq_with_udata(
+                        15,
+                        0,
+                        0,
+                        None,
+                        &good.as_bytes()[..16],
+                        resp.as_mut_bytes(),
+                    )
+                }
                 .unwrap_err()
             ),
             Errno::EINVAL
         );
         assert_eq!(
             errno(
-                ctx.create_cq_with_udata(15, 0, 0, None, good.as_bytes(), &mut [])
+                // SAFETY: refused (asserted), so no CQ uses what the command names.
+                unsafe { ctx.create_cq_with_udata(15, 0, 0, None, good.as_bytes(), &mut []) }
                     .unwrap_err()
             ),
             Errno::EFAULT,
@@ -1073,21 +1128,25 @@ fn cqs_channels_and_events() {
         let not_a_channel = ctx.async_fd();
         assert_eq!(
             errno(
-                ctx.create_cq_with_udata(
-                    15,
-                    0,
-                    0,
-                    Some(not_a_channel),
-                    good.as_bytes(),
-                    resp.as_mut_bytes()
-                )
+                // SAFETY: refused (asserted), so no CQ uses what the command names.
+                unsafe {
+                    ctx.create_cq_with_udata(
+                        15,
+                        0,
+                        0,
+                        Some(not_a_channel),
+                        good.as_bytes(),
+                        resp.as_mut_bytes(),
+                    )
+                }
                 .unwrap_err()
             ),
             Errno::EBADF
         );
         assert_eq!(model.stats().cqs, 0);
         // An async event of a CQ reaches the context's event file with the CQ's handle.
-        let (h, _, cqn) = create_cq(&ctx, &mem, None, 0xabc).unwrap();
+        // SAFETY: no work is posted; the CQ is destroyed below, before `mem` drops.
+        let (h, _, cqn) = unsafe { create_cq(&ctx, &mem, None, 0xabc) }.unwrap();
         model.dev.events.async_event(0, hca::ObjectKind::Cq, cqn);
         let ev = ctx
             .read_async_event(Some(Duration::from_secs(1)))
@@ -1113,10 +1172,12 @@ fn qps_modify_query_and_destroy() {
         let ctx = open(&model, path);
         let pd = alloc_pd(&ctx);
         let cqm = CqMem::new(63);
-        let (cq, _, cqn) = create_cq(&ctx, &cqm, None, 1).unwrap();
+        // SAFETY: no work is posted, so the device never touches what the command names.
+        let (cq, _, cqn) = unsafe { create_cq(&ctx, &cqm, None, 1) }.unwrap();
         let qm = QpMem::new(16, 64);
         let init = qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 16);
-        let (qp, resp) = create_qp(&ctx, &init, &qm.cmd(7)).unwrap();
+        // SAFETY: no work is posted, so the device never touches what the command names.
+        let (qp, resp) = unsafe { create_qp(&ctx, &init, &qm.cmd(7)) }.unwrap();
         // The first QP of a context gets the first high-class bfreg: index 24, on UAR 6.
         assert_eq!(resp.bfreg_index, 24);
         assert_eq!(qp.cap, init.cap);
@@ -1258,7 +1319,8 @@ fn qps_modify_query_and_destroy() {
         );
         // Creation refusals.
         let ce = |init: &crate::verbs::QpInit, cmd: &uapi::mlx5_ib_create_qp| {
-            errno(create_qp(&ctx, init, cmd).unwrap_err())
+            // SAFETY: refused (asserted), so no QP uses what the command names.
+            errno(unsafe { create_qp(&ctx, init, cmd) }.unwrap_err())
         };
         assert_eq!(
             ce(&init, &qm.cmd(0xff_ffff)),
@@ -1286,7 +1348,8 @@ fn qps_modify_query_and_destroy() {
         assert_eq!(ce(&init, &c), Errno::EFAULT);
         assert_eq!(
             errno(
-                ctx.create_qp_with_udata(&init, &qm.cmd(1).as_bytes()[..40], &mut [])
+                // SAFETY: refused (asserted), so no QP uses what the command names.
+                unsafe { ctx.create_qp_with_udata(&init, &qm.cmd(1).as_bytes()[..40], &mut []) }
                     .unwrap_err()
             ),
             Errno::EINVAL,
@@ -1295,30 +1358,33 @@ fn qps_modify_query_and_destroy() {
         let mut long = qm.cmd(1).as_bytes().to_vec();
         long.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
         assert_eq!(
-            errno(ctx.create_qp_with_udata(&init, &long, &mut []).unwrap_err()),
+            // SAFETY: refused (asserted), so no QP uses what the command names.
+            errno(unsafe { ctx.create_qp_with_udata(&init, &long, &mut []) }.unwrap_err()),
             Errno::EINVAL,
             "non-zero bytes after the request"
         );
         let mut i = init;
         i.qp_type = uapi::IB_UVERBS_QPT_RAW_PACKET;
         assert!(matches!(
-            errno(create_qp(&ctx, &i, &qm.cmd(1)).unwrap_err()),
+            // SAFETY: refused (asserted), so no QP uses what the command names.
+            errno(unsafe { create_qp(&ctx, &i, &qm.cmd(1)) }.unwrap_err()),
             Errno::EOPNOTSUPP | Errno::EPERM
         ));
         let mut i = init;
         i.pd = cq;
         assert!(matches!(
-            errno(create_qp(&ctx, &i, &qm.cmd(1)).unwrap_err()),
+            // SAFETY: refused (asserted), so no QP uses what the command names.
+            errno(unsafe { create_qp(&ctx, &i, &qm.cmd(1)) }.unwrap_err()),
             Errno::EINVAL
         ));
         // A QP without a driver answer buffer is fine.
-        let c2 = ctx
-            .create_qp_with_udata(&init, qm.cmd(2).as_bytes(), &mut [])
-            .unwrap();
+        // SAFETY: no work is posted; destroyed on the next line.
+        let c2 = unsafe { ctx.create_qp_with_udata(&init, qm.cmd(2).as_bytes(), &mut []) }.unwrap();
         ctx.destroy_qp(c2.handle).unwrap();
         // UD and multicast.
         let ud = qp_init(pd, cq, uapi::IB_UVERBS_QPT_UD, 16);
-        let (udqp, _) = create_qp(&ctx, &ud, &qm.cmd(3)).unwrap();
+        // SAFETY: no work is posted, so the device never touches what the command names.
+        let (udqp, _) = unsafe { create_qp(&ctx, &ud, &qm.cmd(3)) }.unwrap();
         let mgid = {
             let mut g = [0u8; 16];
             g[10] = 0xff;
@@ -1388,8 +1454,8 @@ fn srqs_and_ahs() {
             user_handle: 0x5e,
         };
         let mut resp = uapi::mlx5_ib_create_srq_resp::new_zeroed();
-        let srq = ctx
-            .create_srq_with_udata(&init, cmd.as_bytes(), resp.as_mut_bytes())
+        // SAFETY: no work is posted, so the device never touches `buf` or `db`.
+        let srq = unsafe { ctx.create_srq_with_udata(&init, cmd.as_bytes(), resp.as_mut_bytes()) }
             .unwrap();
         assert_eq!((srq.max_wr, srq.max_sge, srq.srqn), (127, 2, 0));
         let d = *rec.srqs.lock().unwrap().last().unwrap();
@@ -1399,20 +1465,22 @@ fn srqs_and_ahs() {
         );
         // The limit given at creation is not armed (ibv_create_srq ignores it).
         assert_eq!(ctx.query_srq(srq.handle).unwrap().srq_limit, 0);
-        ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 5, &[])
-            .unwrap();
+        // SAFETY: no driver data: the command names no memory.
+        unsafe { ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 5, &[]) }.unwrap();
         let q = ctx.query_srq(srq.handle).unwrap();
         assert_eq!((q.max_wr, q.max_sge, q.srq_limit), (127, 2, 5));
         assert_eq!(
             errno(
-                ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 128, &[])
+                // SAFETY: no driver data: the command names no memory.
+                unsafe { ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 128, &[]) }
                     .unwrap_err()
             ),
             Errno::EINVAL
         );
         assert_eq!(
             errno(
-                ctx.modify_srq(srq.handle, crate::srq::attr_mask::MAX_WR, 200, 0, &[])
+                // SAFETY: no driver data: the command names no memory.
+                unsafe { ctx.modify_srq(srq.handle, crate::srq::attr_mask::MAX_WR, 200, 0, &[]) }
                     .unwrap_err()
             ),
             Errno::EINVAL
@@ -1421,7 +1489,8 @@ fn srqs_and_ahs() {
         big.max_wr = 32768;
         assert_eq!(
             errno(
-                ctx.create_srq_with_udata(&big, cmd.as_bytes(), resp.as_mut_bytes())
+                // SAFETY: refused (asserted), so no SRQ uses what the command names.
+                unsafe { ctx.create_srq_with_udata(&big, cmd.as_bytes(), resp.as_mut_bytes()) }
                     .unwrap_err()
             ),
             Errno::EINVAL
@@ -1430,7 +1499,8 @@ fn srqs_and_ahs() {
         c.reserved0 = 1;
         assert_eq!(
             errno(
-                ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes())
+                // SAFETY: refused (asserted), so no SRQ uses what the command names.
+                unsafe { ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes()) }
                     .unwrap_err()
             ),
             Errno::EINVAL
@@ -1439,18 +1509,21 @@ fn srqs_and_ahs() {
         c.buf_addr = 0x2000;
         assert_eq!(
             errno(
-                ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes())
+                // SAFETY: refused (asserted), so no SRQ uses what the command names.
+                unsafe { ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes()) }
                     .unwrap_err()
             ),
             Errno::EFAULT
         );
         // A QP on the SRQ has no RQ of its own and keeps the SRQ busy.
         let cqm = CqMem::new(15);
-        let (cq, _, _) = create_cq(&ctx, &cqm, None, 1).unwrap();
+        // SAFETY: no work is posted, so the device never touches what the command names.
+        let (cq, _, _) = unsafe { create_cq(&ctx, &cqm, None, 1) }.unwrap();
         let qm = QpMem::new(0, 16);
         let mut qi = qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 8);
         qi.srq = Some(srq.handle);
-        let (qp, _) = create_qp(&ctx, &qi, &qm.cmd(4)).unwrap();
+        // SAFETY: no work is posted, so the device never touches what the command names.
+        let (qp, _) = unsafe { create_qp(&ctx, &qi, &qm.cmd(4)) }.unwrap();
         assert_eq!((qp.cap.max_recv_wr, qp.cap.max_recv_sge), (0, 0));
         assert_eq!(
             rec.qps.lock().unwrap().last().unwrap().srqn,
@@ -1567,7 +1640,8 @@ fn uar_pages_are_shared_with_the_model() {
     let pd = ctx.alloc_pd(pd_resp.as_mut_bytes()).unwrap();
     let at = a.as_ptr() as u64;
     assert_eq!(
-        errno(ctx.reg_mr(pd, at, 64, at, 0).unwrap_err()),
+        // SAFETY: refused (asserted): nothing is registered.
+        errno(unsafe { ctx.reg_mr(pd, at, 64, at, 0) }.unwrap_err()),
         Errno::EFAULT
     );
 }
@@ -1675,20 +1749,25 @@ fn rc_loopback_through_the_hca() {
         // SAFETY: the buffer holds `ncqe` 64-byte entries; op_own is the last byte of each.
         unsafe { cqm.buf.as_ptr().cast_mut().add(i * 64 + 63).write(0xf0) };
     }
-    let (cq, _, cqn) = create_cq(&ctx, &cqm, Some(chan.as_fd()), 0xfeed).unwrap();
+    // SAFETY: destroyed at the end, before `cqm`/`qm`; the one WRITE is waited for.
+    let (cq, _, cqn) = unsafe { create_cq(&ctx, &cqm, Some(chan.as_fd()), 0xfeed) }.unwrap();
     let qm = QpMem::new(16, 16);
-    let (qp, resp) = create_qp(
-        &ctx,
-        &qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 16),
-        &qm.cmd(1),
-    )
+    // SAFETY: destroyed at the end, before `cqm`/`qm`; the one WRITE is waited for.
+    let (qp, resp) = unsafe {
+        create_qp(
+            &ctx,
+            &qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 16),
+            &qm.cmd(1),
+        )
+    }
     .unwrap();
     connect_rc(&ctx, qp.handle, qp.qpn).unwrap();
     let mut mem = pages(1);
     mem[..8].copy_from_slice(b"uverbs!!");
     let a = mem.as_ptr() as u64;
     let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
-    let mr = ctx.reg_mr(pd, a, 4096, a, rw).unwrap();
+    // SAFETY: deregistered at the end, before `mem`; the one WRITE is waited for.
+    let mr = unsafe { ctx.reg_mr(pd, a, 4096, a, rw) }.unwrap();
     // One RDMA WRITE WQE: ctrl, raddr, data segment, at SQ index 0 (after the 512-byte RQ).
     let sq = qm.buf.as_ptr() as usize + 512;
     let mut wqe = [0u8; 48];

@@ -1,0 +1,16 @@
+// Used directly (not through `uverbs`), uverbs-drivers' `reg_mr` took a raw address as a safe
+// function: a program with `unsafe` forbidden registered memory it had freed for remote writes.
+// It is an `unsafe fn` now (E0133).
+#![forbid(unsafe_code)]
+
+fn main() {
+    let info = uverbs_drivers::context::find_device("rxe0").unwrap();
+    let ctx = uverbs_drivers::context::Context::open(&info).unwrap();
+    let pd = ctx.alloc_pd(&mut []).unwrap();
+    let buf = vec![0u8; 4096];
+    let addr = buf.as_ptr() as u64;
+    drop(buf);
+    let remote_write = 0x1 | 0x2;
+    let keys = ctx.reg_mr(pd, addr, 4096, addr, remote_write).unwrap();
+    println!("rkey {:#x} names freed memory", keys.rkey);
+}
