@@ -36,12 +36,14 @@ pub struct RemoteMemory {
 }
 
 impl RemoteMemory {
-    /// The part of this memory `offset` bytes in, or `None` if that is past the end.
+    /// The part of this memory `offset` bytes in, or `None` if that is past the end, or if its
+    /// address would overflow (the values come from a peer: nothing here trusts them with
+    /// unchecked arithmetic).
     pub fn offset(&self, offset: u64) -> Option<RemoteMemory> {
-        (offset <= self.len).then(|| RemoteMemory {
-            addr: self.addr + offset,
+        Some(RemoteMemory {
+            addr: self.addr.checked_add(offset)?,
             rkey: self.rkey,
-            len: self.len - offset,
+            len: self.len.checked_sub(offset)?,
         })
     }
 }
@@ -421,5 +423,35 @@ impl From<dwr::PostError> for PostFailure {
             index: e.index,
             error: e.error.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A peer's region is its word: `offset` must refuse, not overflow, when the address it would
+    /// give runs past the end of the address space.
+    #[test]
+    fn offset_of_a_peer_region_never_overflows() {
+        let peer = RemoteMemory {
+            addr: u64::MAX - 7,
+            rkey: 0x1234,
+            len: 64,
+        };
+        assert_eq!(
+            peer.offset(7).map(|m| (m.addr, m.len)),
+            Some((u64::MAX, 57))
+        );
+        assert!(peer.offset(8).is_none(), "u64::MAX + 1");
+        assert!(peer.offset(64).is_none());
+        assert!(peer.offset(65).is_none(), "past the end of the region");
+        let fine = RemoteMemory {
+            addr: 0x1000,
+            rkey: 1,
+            len: 16,
+        };
+        assert_eq!(fine.offset(16).map(|m| (m.addr, m.len)), Some((0x1010, 0)));
+        assert!(fine.offset(17).is_none());
     }
 }

@@ -133,10 +133,13 @@ pub fn client(
                     let sge = [mr
                         .sge(loff..loff + size_us)
                         .map_err(ctx_err("Couldn't post send"))?];
-                    let remote = RemoteMemory {
-                        addr: r.remote[q].addr + off,
-                        ..r.remote[q]
-                    };
+                    let remote = r.remote[q].offset(off).ok_or_else(|| {
+                        fail(format!(
+                            "Couldn't post send: offset {off} is outside the remote buffer of {} \
+                             bytes at {:#x}",
+                            r.remote[q].len, r.remote[q].addr
+                        ))
+                    })?;
                     let wr = request(p, mr, &sge, remote, signaled, q as u64);
                     // SAFETY: the region outlives the queue pairs and is neither written nor
                     // read by this program during the run (the data is meaningless); inline

@@ -727,12 +727,8 @@ fn run(p: &Params) -> Result<(), Fail> {
         layout,
         remote: rem
             .iter()
-            .map(|d| RemoteMemory {
-                addr: d.vaddr,
-                rkey: d.rkey,
-                len: layout.stride as u64,
-            })
-            .collect(),
+            .map(|d| peer_memory(d, layout.stride as u64))
+            .collect::<Result<_, _>>()?,
         epoch: Instant::now(),
     };
     let role = if client { "client" } else { "server" };
@@ -824,9 +820,46 @@ fn print_bw(p: &Params, role: &str, measured_by: &str, r: &BwReport) {
     }
 }
 
+/// The `len` bytes a peer's handshake says its buffer has at `vaddr`. The address is the peer's
+/// word: a buffer that would run past the end of the address space is refused (every message
+/// address the loops compute is then `RemoteMemory::offset` of it, checked too).
+fn peer_memory(d: &PerftestDest, len: u64) -> Result<RemoteMemory, Fail> {
+    if d.vaddr.checked_add(len).is_none() {
+        return Err(Fail::from(format!(
+            "The remote buffer address {:#x} with {len} bytes runs past the end of the address space",
+            d.vaddr
+        )));
+    }
+    Ok(RemoteMemory {
+        addr: d.vaddr,
+        rkey: d.rkey,
+        len,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The address is the peer's word: one whose buffer would run past the end of the address
+    /// space is refused with an error naming it, and no message offset into a buffer accepted
+    /// overflows.
+    #[test]
+    fn a_peer_buffer_past_the_end_of_the_address_space_is_refused() {
+        let mut d = PerftestDest {
+            rkey: 0x33,
+            vaddr: u64::MAX - 4095,
+            ..PerftestDest::default()
+        };
+        let Err(e) = peer_memory(&d, 8192) else {
+            panic!("a buffer at {:#x} of 8192 bytes was accepted", d.vaddr);
+        };
+        assert!(e.msg.contains("0xfffffffffffff000"), "{}", e.msg);
+        // The largest address whose 8192 bytes end at the last one.
+        d.vaddr = u64::MAX - 8192;
+        let m = peer_memory(&d, 8192).unwrap();
+        assert_eq!(m.offset(8192).map(|m| m.addr), Some(u64::MAX));
+    }
 
     #[test]
     fn c_alternate_hex() {
