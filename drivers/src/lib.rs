@@ -38,10 +38,14 @@ pub use uverbs_uapi as uapi;
 static DROP_ERRORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Reports an error the kernel returned while an object was being destroyed by `Drop`, which cannot
-/// return it: the error is written to standard error and counted ([`drop_errors`]).
+/// return it: the error is counted ([`drop_errors`]) and written to standard error if it can be.
+///
+/// Never panics: it runs inside `Drop`, and `eprintln!` would panic when standard error cannot be
+/// written (a closed pipe, a full disk), so a failed write is ignored.
 pub fn report_drop_error(what: &str, e: &Error) {
+    use std::io::Write;
     DROP_ERRORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    eprintln!("uverbs: destroying a {what} failed: {e}");
+    let _ = writeln!(std::io::stderr(), "uverbs: destroying a {what} failed: {e}");
 }
 
 /// How many destroy errors [`report_drop_error`] has seen in this process.

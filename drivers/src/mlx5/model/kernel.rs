@@ -103,7 +103,11 @@ impl File {
     /// Runs a command, turning a panic (a model bug) into `EIO` so that the caller survives.
     fn guarded<T>(&self, what: &str, f: impl FnOnce() -> Result<T, Errno>) -> Result<T, Errno> {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-            eprintln!("mlx5 model: {what} panicked; answering EIO");
+            // Not `eprintln!`, which panics when stderr cannot be written: not here.
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("mlx5 model: {what} panicked; answering EIO\n"),
+            );
             Err(Errno::EIO)
         });
         if r.is_err() {
@@ -1631,7 +1635,11 @@ fn m_query_gid_entry(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(),
 /// Undoes a creation whose answer could not be written.
 fn undo(f: &File, st: &mut FileState, handle: u32, type_id: u16) {
     if let Err(e) = f.destroy(st, u64::from(handle), type_id) {
-        eprintln!("mlx5 model: undoing a creation failed: {e}");
+        // Not `eprintln!`, which panics when stderr cannot be written.
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("mlx5 model: undoing a creation failed: {e}\n"),
+        );
     }
 }
 
