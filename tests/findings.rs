@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::any_device;
 use uverbs::{
-    ibv_access_flags as A, ibv_qp_type, ibv_wc, CompletionQueue, Context, ErrorExt,
-    MemoryRegion, ProtectionDomain, QueuePair, ReceiveRequest, SendRequest, Verb,
+    ibv_access_flags as A, ibv_qp_type, ibv_wc, CompletionQueue, Context, ErrorExt, MemoryRegion,
+    ProtectionDomain, QueuePair, ReceiveRequest, SendRequest, Verb,
 };
 use uverbs_drivers::Error;
 
@@ -82,8 +82,7 @@ fn invalid_argument(e: &std::io::Error, verb: Verb) {
 /// allocations, and nothing fails.
 #[test]
 fn a_region_with_a_bound_window_keeps_its_memory_when_dropped() {
-    let Some(dev) = any_device("a_region_with_a_bound_window_keeps_its_memory_when_dropped")
-    else {
+    let Some(dev) = any_device("a_region_with_a_bound_window_keeps_its_memory_when_dropped") else {
         return;
     };
     let ctx = dev.open();
@@ -124,7 +123,11 @@ fn a_region_with_a_bound_window_keeps_its_memory_when_dropped() {
         &[SendRequest::rdma_write(2, &[tx.sge(..).unwrap()], remote)],
     );
     let w = wait(&cq, 2);
-    assert!(w.is_valid(), "the window still grants access: {:?}", w.error());
+    assert!(
+        w.is_valid(),
+        "the window still grants access: {:?}",
+        w.error()
+    );
     assert!(
         fresh.iter().all(|v| v.iter().all(|&b| b == 0)),
         "a peer's write through the window reached memory the allocator handed out again"
@@ -171,8 +174,7 @@ fn a_refused_deregistration_leaks_the_buffer_instead_of_freeing_it() {
     let (bind, _) = SendRequest::bind_mw(1, &mw, &first, .., A::IBV_ACCESS_REMOTE_WRITE).unwrap();
     post(&owner, &[bind]);
     assert!(wait(&cq, 1).is_valid());
-    let (bind, _) =
-        SendRequest::bind_mw(2, &mw, &second, .., A::IBV_ACCESS_REMOTE_WRITE).unwrap();
+    let (bind, _) = SendRequest::bind_mw(2, &mw, &second, .., A::IBV_ACCESS_REMOTE_WRITE).unwrap();
     post(&owner, &[bind]);
     let w = wait(&cq, 2);
     assert!(!w.is_valid(), "binding a bound window again must fail");
@@ -344,10 +346,7 @@ mod model {
         let region = pd.allocate::<u8>(LEN).unwrap();
         let base = model.objects().mrs;
         let (errors, leaked) = (uverbs::drop_errors(), uverbs::leaked_bytes());
-        model.refuse_next_destroy(
-            uverbs_drivers::uapi::UVERBS_OBJECT_MR,
-            libc::EBUSY,
-        );
+        model.refuse_next_destroy(uverbs_drivers::uapi::UVERBS_OBJECT_MR, libc::EBUSY);
         let old = region.as_ptr() as usize;
         drop(region);
         assert!(uverbs::drop_errors() > errors);

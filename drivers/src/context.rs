@@ -212,9 +212,8 @@ impl Context {
     /// entries. A longer table is read entry by entry (`QUERY_GID_ENTRY`).
     pub fn query_gid_table(&self, max_entries: usize) -> Result<Vec<uapi::ib_uverbs_gid_entry>> {
         if max_entries > MAX_GID_TABLE_ENTRIES {
-            return self.gid_table_by_entry(max_entries, |port, index| {
-                self.query_gid_entry(port, index)
-            });
+            return self
+                .gid_table_by_entry(max_entries, |port, index| self.query_gid_entry(port, index));
         }
         let mut entries = vec![uapi::ib_uverbs_gid_entry::new_zeroed(); max_entries];
         let mut count = 0u64;

@@ -416,7 +416,11 @@ mod tests {
         assert!(t.lookup(WqKey::UserIndex(u)).is_some_and(|r| r.same(&new)));
         t.remove_own(WqKey::UserIndex(u), &new);
         assert!(t.lookup(WqKey::UserIndex(u)).is_none());
-        assert_eq!(t.reserve(Verb::CreateQp).unwrap(), u, "the index is free again");
+        assert_eq!(
+            t.reserve(Verb::CreateQp).unwrap(),
+            u,
+            "the index is free again"
+        );
     }
 
     #[test]

@@ -535,19 +535,17 @@ impl Mlx5Qp {
         // SAFETY: `cmd` names `buf` and `dbrec`, allocated here for this QP's device alone; they
         // move into the `Mlx5Qp` (or are freed by `fail` only once the kernel QP is destroyed,
         // else leaked), whose `Drop` frees them only after `destroy_qp` succeeded.
-        let created = unsafe {
-            ctx.create_qp_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes())
-        };
         let created =
-            match created {
-                Ok(c) => c,
-                Err(e) => {
-                    if let Some(u) = uidx {
-                        m.resources.remove(WqKey::UserIndex(u));
-                    }
-                    return Err(e);
+            unsafe { ctx.create_qp_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes()) };
+        let created = match created {
+            Ok(c) => c,
+            Err(e) => {
+                if let Some(u) = uidx {
+                    m.resources.remove(WqKey::UserIndex(u));
                 }
-            };
+                return Err(e);
+            }
+        };
         let fail = |e: Error, buf: DmaBuf, dbrec: Dbrec| {
             if ctx.destroy_qp(created.handle).is_err() {
                 // The device may still use them.

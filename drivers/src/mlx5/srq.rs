@@ -315,17 +315,15 @@ impl Mlx5Srq {
         // SAFETY: `cmd` names `shared`'s buffer and doorbell record, allocated for this SRQ's device
         // alone; `Mlx5Srq`'s `Drop` frees them only after `destroy_srq` succeeded (else leaks them),
         // and the error paths below do the same.
-        let created = unsafe {
-            ctx.create_srq_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes())
+        let created =
+            unsafe { ctx.create_srq_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes()) };
+        let mut created = match created {
+            Ok(c) => c,
+            Err(e) => {
+                release(m);
+                return Err(e);
+            }
         };
-        let mut created =
-            match created {
-                Ok(c) => c,
-                Err(e) => {
-                    release(m);
-                    return Err(e);
-                }
-            };
         if created.srqn == 0 {
             created.srqn = resp.srqn;
         }

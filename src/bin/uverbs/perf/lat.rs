@@ -3,7 +3,6 @@
 //! Nothing in a measured loop allocates: requests are built on the stack, completions land in a
 //! fixed array, and the timestamps go into a vector sized before the loop.
 
-
 use uverbs::{ibv_wc, MemoryRegion, ReceiveRequest, SendRequest};
 
 use super::args::{Params, Test};
