@@ -44,39 +44,39 @@ constified_enum_module! {
     /// Work completion status (`enum ibv_wc_status`).
     ibv_wc_status {
         /// Success.
-        IBV_WC_SUCCESS = 0,
+        IBV_WC_SUCCESS = ::uverbs_uapi::IB_WC_SUCCESS,
         /// Local length error.
-        IBV_WC_LOC_LEN_ERR = 1,
+        IBV_WC_LOC_LEN_ERR = ::uverbs_uapi::IB_WC_LOC_LEN_ERR,
         /// Local QP operation error.
-        IBV_WC_LOC_QP_OP_ERR = 2,
+        IBV_WC_LOC_QP_OP_ERR = ::uverbs_uapi::IB_WC_LOC_QP_OP_ERR,
         /// Local EE context operation error.
-        IBV_WC_LOC_EEC_OP_ERR = 3,
+        IBV_WC_LOC_EEC_OP_ERR = ::uverbs_uapi::IB_WC_LOC_EEC_OP_ERR,
         /// Local protection error.
-        IBV_WC_LOC_PROT_ERR = 4,
+        IBV_WC_LOC_PROT_ERR = ::uverbs_uapi::IB_WC_LOC_PROT_ERR,
         /// Flushed: the QP went to the error state.
-        IBV_WC_WR_FLUSH_ERR = 5,
+        IBV_WC_WR_FLUSH_ERR = ::uverbs_uapi::IB_WC_WR_FLUSH_ERR,
         /// Memory window bind error.
-        IBV_WC_MW_BIND_ERR = 6,
+        IBV_WC_MW_BIND_ERR = ::uverbs_uapi::IB_WC_MW_BIND_ERR,
         /// Bad response.
-        IBV_WC_BAD_RESP_ERR = 7,
+        IBV_WC_BAD_RESP_ERR = ::uverbs_uapi::IB_WC_BAD_RESP_ERR,
         /// Local access error.
-        IBV_WC_LOC_ACCESS_ERR = 8,
+        IBV_WC_LOC_ACCESS_ERR = ::uverbs_uapi::IB_WC_LOC_ACCESS_ERR,
         /// Remote invalid request.
-        IBV_WC_REM_INV_REQ_ERR = 9,
+        IBV_WC_REM_INV_REQ_ERR = ::uverbs_uapi::IB_WC_REM_INV_REQ_ERR,
         /// Remote access error.
-        IBV_WC_REM_ACCESS_ERR = 10,
+        IBV_WC_REM_ACCESS_ERR = ::uverbs_uapi::IB_WC_REM_ACCESS_ERR,
         /// Remote operation error.
-        IBV_WC_REM_OP_ERR = 11,
+        IBV_WC_REM_OP_ERR = ::uverbs_uapi::IB_WC_REM_OP_ERR,
         /// Transport retries exceeded.
-        IBV_WC_RETRY_EXC_ERR = 12,
+        IBV_WC_RETRY_EXC_ERR = ::uverbs_uapi::IB_WC_RETRY_EXC_ERR,
         /// RNR retries exceeded.
-        IBV_WC_RNR_RETRY_EXC_ERR = 13,
+        IBV_WC_RNR_RETRY_EXC_ERR = ::uverbs_uapi::IB_WC_RNR_RETRY_EXC_ERR,
         /// Local RDD violation.
         IBV_WC_LOC_RDD_VIOL_ERR = 14,
         /// Remote invalid RD request.
         IBV_WC_REM_INV_RD_REQ_ERR = 15,
         /// Remote aborted.
-        IBV_WC_REM_ABORT_ERR = 16,
+        IBV_WC_REM_ABORT_ERR = ::uverbs_uapi::IB_WC_REM_ABORT_ERR,
         /// Invalid EE context number.
         IBV_WC_INV_EECN_ERR = 17,
         /// Invalid EE context state.
@@ -86,7 +86,7 @@ constified_enum_module! {
         /// Response timeout.
         IBV_WC_RESP_TIMEOUT_ERR = 20,
         /// General error.
-        IBV_WC_GENERAL_ERR = 21,
+        IBV_WC_GENERAL_ERR = ::uverbs_uapi::IB_WC_GENERAL_ERR,
         /// Tag matching error.
         IBV_WC_TM_ERR = 22,
         /// Tag matching rendezvous incomplete.
@@ -98,29 +98,29 @@ constified_enum_module! {
     /// Work completion opcodes (`enum ibv_wc_opcode`).
     ibv_wc_opcode {
         /// A send completed.
-        IBV_WC_SEND = 0,
+        IBV_WC_SEND = ::uverbs_uapi::IB_UVERBS_WC_SEND,
         /// An RDMA write completed.
-        IBV_WC_RDMA_WRITE = 1,
+        IBV_WC_RDMA_WRITE = ::uverbs_uapi::IB_UVERBS_WC_RDMA_WRITE,
         /// An RDMA read completed.
-        IBV_WC_RDMA_READ = 2,
+        IBV_WC_RDMA_READ = ::uverbs_uapi::IB_UVERBS_WC_RDMA_READ,
         /// A compare-and-swap completed.
-        IBV_WC_COMP_SWAP = 3,
+        IBV_WC_COMP_SWAP = ::uverbs_uapi::IB_UVERBS_WC_COMP_SWAP,
         /// A fetch-and-add completed.
-        IBV_WC_FETCH_ADD = 4,
+        IBV_WC_FETCH_ADD = ::uverbs_uapi::IB_UVERBS_WC_FETCH_ADD,
         /// A memory window bind completed.
-        IBV_WC_BIND_MW = 5,
+        IBV_WC_BIND_MW = ::uverbs_uapi::IB_UVERBS_WC_BIND_MW,
         /// A local invalidate completed.
-        IBV_WC_LOCAL_INV = 6,
+        IBV_WC_LOCAL_INV = ::uverbs_uapi::IB_UVERBS_WC_LOCAL_INV,
         /// A TSO send completed.
-        IBV_WC_TSO = 7,
+        IBV_WC_TSO = ::uverbs_uapi::IB_UVERBS_WC_TSO,
         /// A flush completed.
         IBV_WC_FLUSH = 8,
         /// An atomic write completed.
         IBV_WC_ATOMIC_WRITE = 9,
         /// A message was received.
-        IBV_WC_RECV = 128,
+        IBV_WC_RECV = ::uverbs_uapi::IB_WC_RECV,
         /// An RDMA write with immediate data was received.
-        IBV_WC_RECV_RDMA_WITH_IMM = 129,
+        IBV_WC_RECV_RDMA_WITH_IMM = ::uverbs_uapi::IB_WC_RECV_RDMA_WITH_IMM,
         /// Tag matching: add.
         IBV_WC_TM_ADD = 130,
         /// Tag matching: delete.
@@ -144,19 +144,19 @@ constified_enum_module! {
     /// Queue pair states (`enum ibv_qp_state`).
     ibv_qp_state {
         /// Reset.
-        IBV_QPS_RESET = 0,
+        IBV_QPS_RESET = ::uverbs_uapi::IB_QPS_RESET as u32,
         /// Initialised.
-        IBV_QPS_INIT = 1,
+        IBV_QPS_INIT = ::uverbs_uapi::IB_QPS_INIT as u32,
         /// Ready to receive.
-        IBV_QPS_RTR = 2,
+        IBV_QPS_RTR = ::uverbs_uapi::IB_QPS_RTR as u32,
         /// Ready to send.
-        IBV_QPS_RTS = 3,
+        IBV_QPS_RTS = ::uverbs_uapi::IB_QPS_RTS as u32,
         /// Send queue drained.
-        IBV_QPS_SQD = 4,
+        IBV_QPS_SQD = ::uverbs_uapi::IB_QPS_SQD as u32,
         /// Send queue error.
-        IBV_QPS_SQE = 5,
+        IBV_QPS_SQE = ::uverbs_uapi::IB_QPS_SQE as u32,
         /// Error.
-        IBV_QPS_ERR = 6,
+        IBV_QPS_ERR = ::uverbs_uapi::IB_QPS_ERR as u32,
         /// Unknown.
         IBV_QPS_UNKNOWN = 7,
     }
@@ -166,27 +166,27 @@ constified_enum_module! {
     /// Send work request opcodes (`enum ibv_wr_opcode`).
     ibv_wr_opcode {
         /// RDMA write.
-        IBV_WR_RDMA_WRITE = 0,
+        IBV_WR_RDMA_WRITE = ::uverbs_uapi::IB_UVERBS_WR_RDMA_WRITE,
         /// RDMA write with immediate data.
-        IBV_WR_RDMA_WRITE_WITH_IMM = 1,
+        IBV_WR_RDMA_WRITE_WITH_IMM = ::uverbs_uapi::IB_UVERBS_WR_RDMA_WRITE_WITH_IMM,
         /// Send.
-        IBV_WR_SEND = 2,
+        IBV_WR_SEND = ::uverbs_uapi::IB_UVERBS_WR_SEND,
         /// Send with immediate data.
-        IBV_WR_SEND_WITH_IMM = 3,
+        IBV_WR_SEND_WITH_IMM = ::uverbs_uapi::IB_UVERBS_WR_SEND_WITH_IMM,
         /// RDMA read.
-        IBV_WR_RDMA_READ = 4,
+        IBV_WR_RDMA_READ = ::uverbs_uapi::IB_UVERBS_WR_RDMA_READ,
         /// Atomic compare and swap.
-        IBV_WR_ATOMIC_CMP_AND_SWP = 5,
+        IBV_WR_ATOMIC_CMP_AND_SWP = ::uverbs_uapi::IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
         /// Atomic fetch and add.
-        IBV_WR_ATOMIC_FETCH_AND_ADD = 6,
+        IBV_WR_ATOMIC_FETCH_AND_ADD = ::uverbs_uapi::IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD,
         /// Local invalidate.
-        IBV_WR_LOCAL_INV = 7,
+        IBV_WR_LOCAL_INV = ::uverbs_uapi::IB_UVERBS_WR_LOCAL_INV,
         /// Bind a memory window.
-        IBV_WR_BIND_MW = 8,
+        IBV_WR_BIND_MW = ::uverbs_uapi::IB_UVERBS_WR_BIND_MW,
         /// Send with invalidate.
-        IBV_WR_SEND_WITH_INV = 9,
+        IBV_WR_SEND_WITH_INV = ::uverbs_uapi::IB_UVERBS_WR_SEND_WITH_INV,
         /// TCP segmentation offload.
-        IBV_WR_TSO = 10,
+        IBV_WR_TSO = ::uverbs_uapi::IB_UVERBS_WR_TSO,
         /// Driver specific.
         IBV_WR_DRIVER1 = 11,
         /// Flush.
@@ -243,27 +243,27 @@ bitfield_enum! {
     /// Memory region and queue pair access flags (`enum ibv_access_flags`).
     ibv_access_flags {
         /// The local HCA may write the memory.
-        IBV_ACCESS_LOCAL_WRITE = 1,
+        IBV_ACCESS_LOCAL_WRITE = ::uverbs_uapi::IB_UVERBS_ACCESS_LOCAL_WRITE,
         /// Peers may RDMA-write the memory.
-        IBV_ACCESS_REMOTE_WRITE = 2,
+        IBV_ACCESS_REMOTE_WRITE = ::uverbs_uapi::IB_UVERBS_ACCESS_REMOTE_WRITE,
         /// Peers may RDMA-read the memory.
-        IBV_ACCESS_REMOTE_READ = 4,
+        IBV_ACCESS_REMOTE_READ = ::uverbs_uapi::IB_UVERBS_ACCESS_REMOTE_READ,
         /// Peers may run atomics on the memory.
-        IBV_ACCESS_REMOTE_ATOMIC = 8,
+        IBV_ACCESS_REMOTE_ATOMIC = ::uverbs_uapi::IB_UVERBS_ACCESS_REMOTE_ATOMIC,
         /// Memory windows may be bound to the region.
-        IBV_ACCESS_MW_BIND = 16,
+        IBV_ACCESS_MW_BIND = ::uverbs_uapi::IB_UVERBS_ACCESS_MW_BIND,
         /// Addresses are offsets from the region's start.
-        IBV_ACCESS_ZERO_BASED = 32,
+        IBV_ACCESS_ZERO_BASED = ::uverbs_uapi::IB_UVERBS_ACCESS_ZERO_BASED,
         /// On-demand paging.
-        IBV_ACCESS_ON_DEMAND = 64,
+        IBV_ACCESS_ON_DEMAND = ::uverbs_uapi::IB_UVERBS_ACCESS_ON_DEMAND,
         /// Huge pages.
-        IBV_ACCESS_HUGETLB = 128,
+        IBV_ACCESS_HUGETLB = ::uverbs_uapi::IB_UVERBS_ACCESS_HUGETLB,
         /// Global flush.
         IBV_ACCESS_FLUSH_GLOBAL = 256,
         /// Persistent flush.
         IBV_ACCESS_FLUSH_PERSISTENT = 512,
         /// Relaxed ordering.
-        IBV_ACCESS_RELAXED_ORDERING = 1 << 20,
+        IBV_ACCESS_RELAXED_ORDERING = ::uverbs_uapi::IB_UVERBS_ACCESS_RELAXED_ORDERING,
     }
 }
 
@@ -271,9 +271,9 @@ bitfield_enum! {
     /// Work completion flags (`enum ibv_wc_flags`).
     ibv_wc_flags {
         /// A GRH is present in the receive buffer.
-        IBV_WC_GRH = 1,
+        IBV_WC_GRH = ::uverbs_uapi::IB_WC_GRH,
         /// The completion carries immediate data.
-        IBV_WC_WITH_IMM = 2,
+        IBV_WC_WITH_IMM = ::uverbs_uapi::IB_WC_WITH_IMM,
         /// The IP checksum was verified.
         IBV_WC_IP_CSUM_OK = 4,
         /// The completion carries an invalidated rkey.
@@ -291,13 +291,13 @@ bitfield_enum! {
     /// Send flags (`enum ibv_send_flags`).
     ibv_send_flags {
         /// Fence.
-        IBV_SEND_FENCE = 1,
+        IBV_SEND_FENCE = ::uverbs_uapi::IB_SEND_FENCE,
         /// Generate a completion.
-        IBV_SEND_SIGNALED = 2,
+        IBV_SEND_SIGNALED = ::uverbs_uapi::IB_SEND_SIGNALED,
         /// Solicited event.
-        IBV_SEND_SOLICITED = 4,
+        IBV_SEND_SOLICITED = ::uverbs_uapi::IB_SEND_SOLICITED,
         /// Inline data.
-        IBV_SEND_INLINE = 8,
+        IBV_SEND_INLINE = ::uverbs_uapi::IB_SEND_INLINE,
         /// IP checksum offload.
         IBV_SEND_IP_CSUM = 16,
     }
@@ -307,47 +307,47 @@ bitfield_enum! {
     /// Which `ibv_qp_attr` fields a modify or query uses (`enum ibv_qp_attr_mask`).
     ibv_qp_attr_mask {
         /// `qp_state`.
-        IBV_QP_STATE = 1 << 0,
+        IBV_QP_STATE = ::uverbs_uapi::IB_QP_STATE,
         /// `cur_qp_state`.
-        IBV_QP_CUR_STATE = 1 << 1,
+        IBV_QP_CUR_STATE = ::uverbs_uapi::IB_QP_CUR_STATE,
         /// `en_sqd_async_notify`.
-        IBV_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+        IBV_QP_EN_SQD_ASYNC_NOTIFY = ::uverbs_uapi::IB_QP_EN_SQD_ASYNC_NOTIFY,
         /// `qp_access_flags`.
-        IBV_QP_ACCESS_FLAGS = 1 << 3,
+        IBV_QP_ACCESS_FLAGS = ::uverbs_uapi::IB_QP_ACCESS_FLAGS,
         /// `pkey_index`.
-        IBV_QP_PKEY_INDEX = 1 << 4,
+        IBV_QP_PKEY_INDEX = ::uverbs_uapi::IB_QP_PKEY_INDEX,
         /// `port_num`.
-        IBV_QP_PORT = 1 << 5,
+        IBV_QP_PORT = ::uverbs_uapi::IB_QP_PORT,
         /// `qkey`.
-        IBV_QP_QKEY = 1 << 6,
+        IBV_QP_QKEY = ::uverbs_uapi::IB_QP_QKEY,
         /// `ah_attr`.
-        IBV_QP_AV = 1 << 7,
+        IBV_QP_AV = ::uverbs_uapi::IB_QP_AV,
         /// `path_mtu`.
-        IBV_QP_PATH_MTU = 1 << 8,
+        IBV_QP_PATH_MTU = ::uverbs_uapi::IB_QP_PATH_MTU,
         /// `timeout`.
-        IBV_QP_TIMEOUT = 1 << 9,
+        IBV_QP_TIMEOUT = ::uverbs_uapi::IB_QP_TIMEOUT,
         /// `retry_cnt`.
-        IBV_QP_RETRY_CNT = 1 << 10,
+        IBV_QP_RETRY_CNT = ::uverbs_uapi::IB_QP_RETRY_CNT,
         /// `rnr_retry`.
-        IBV_QP_RNR_RETRY = 1 << 11,
+        IBV_QP_RNR_RETRY = ::uverbs_uapi::IB_QP_RNR_RETRY,
         /// `rq_psn`.
-        IBV_QP_RQ_PSN = 1 << 12,
+        IBV_QP_RQ_PSN = ::uverbs_uapi::IB_QP_RQ_PSN,
         /// `max_rd_atomic`.
-        IBV_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+        IBV_QP_MAX_QP_RD_ATOMIC = ::uverbs_uapi::IB_QP_MAX_QP_RD_ATOMIC,
         /// `alt_ah_attr` and friends.
-        IBV_QP_ALT_PATH = 1 << 14,
+        IBV_QP_ALT_PATH = ::uverbs_uapi::IB_QP_ALT_PATH,
         /// `min_rnr_timer`.
-        IBV_QP_MIN_RNR_TIMER = 1 << 15,
+        IBV_QP_MIN_RNR_TIMER = ::uverbs_uapi::IB_QP_MIN_RNR_TIMER,
         /// `sq_psn`.
-        IBV_QP_SQ_PSN = 1 << 16,
+        IBV_QP_SQ_PSN = ::uverbs_uapi::IB_QP_SQ_PSN,
         /// `max_dest_rd_atomic`.
-        IBV_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+        IBV_QP_MAX_DEST_RD_ATOMIC = ::uverbs_uapi::IB_QP_MAX_DEST_RD_ATOMIC,
         /// `path_mig_state`.
-        IBV_QP_PATH_MIG_STATE = 1 << 18,
+        IBV_QP_PATH_MIG_STATE = ::uverbs_uapi::IB_QP_PATH_MIG_STATE,
         /// `cap`.
-        IBV_QP_CAP = 1 << 19,
+        IBV_QP_CAP = ::uverbs_uapi::IB_QP_CAP,
         /// `dest_qp_num`.
-        IBV_QP_DEST_QPN = 1 << 20,
+        IBV_QP_DEST_QPN = ::uverbs_uapi::IB_QP_DEST_QPN,
         /// `rate_limit`.
         IBV_QP_RATE_LIMIT = 1 << 25,
     }
@@ -502,10 +502,9 @@ impl ibv_wc {
     /// libibverbs' `IBV_WC_WITH_INV` (8); the other flags have the same values.
     #[inline]
     pub(crate) fn from_kernel(wc: &uverbs_drivers::uapi::ib_uverbs_wc) -> ibv_wc {
-        const KERNEL_WITH_INVALIDATE: u32 = 4;
         let mut flags =
             wc.wc_flags & (ibv_wc_flags::IBV_WC_GRH.0 | ibv_wc_flags::IBV_WC_WITH_IMM.0);
-        if wc.wc_flags & KERNEL_WITH_INVALIDATE != 0 {
+        if wc.wc_flags & ::uverbs_uapi::IB_WC_WITH_INVALIDATE != 0 {
             flags |= ibv_wc_flags::IBV_WC_WITH_INV.0;
         }
         ibv_wc {

@@ -859,8 +859,8 @@ impl<'res> QueuePair<'res> {
     /// The queue pair's current attributes, as the kernel reports them.
     pub fn query(&self) -> io::Result<QpAttr> {
         let r = match &self.inner.imp {
-            QpImpl::Rxe(qp) => qp.query(u32::MAX >> 11)?,
-            QpImpl::Mlx5(qp) => qp.query(u32::MAX >> 11)?,
+            QpImpl::Rxe(qp) => qp.query(uapi::IB_QP_LEGACY_ALL)?,
+            QpImpl::Mlx5(qp) => qp.query(uapi::IB_QP_LEGACY_ALL)?,
         };
         let d = r.dest;
         let av = AddressVector {

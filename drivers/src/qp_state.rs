@@ -4,54 +4,33 @@
 
 use uverbs_uapi as uapi;
 
-/// `IB_QP_*` / `IBV_QP_*` attribute mask bits (the two numberings agree).
+/// `IB_QP_*` / `IBV_QP_*` attribute mask bits (the two numberings agree), by short names; the values
+/// are `uverbs_uapi`'s.
 pub mod mask {
-    /// `qp_state`.
-    pub const STATE: u32 = 1 << 0;
-    /// `cur_qp_state`.
-    pub const CUR_STATE: u32 = 1 << 1;
-    /// `en_sqd_async_notify`.
-    pub const EN_SQD_ASYNC_NOTIFY: u32 = 1 << 2;
-    /// `qp_access_flags`.
-    pub const ACCESS_FLAGS: u32 = 1 << 3;
-    /// `pkey_index`.
-    pub const PKEY_INDEX: u32 = 1 << 4;
-    /// `port_num`.
-    pub const PORT: u32 = 1 << 5;
-    /// `qkey`.
-    pub const QKEY: u32 = 1 << 6;
-    /// The address vector.
-    pub const AV: u32 = 1 << 7;
-    /// `path_mtu`.
-    pub const PATH_MTU: u32 = 1 << 8;
-    /// `timeout`.
-    pub const TIMEOUT: u32 = 1 << 9;
-    /// `retry_cnt`.
-    pub const RETRY_CNT: u32 = 1 << 10;
-    /// `rnr_retry`.
-    pub const RNR_RETRY: u32 = 1 << 11;
-    /// `rq_psn`.
-    pub const RQ_PSN: u32 = 1 << 12;
-    /// `max_rd_atomic`.
-    pub const MAX_QP_RD_ATOMIC: u32 = 1 << 13;
-    /// The alternate path.
-    pub const ALT_PATH: u32 = 1 << 14;
-    /// `min_rnr_timer`.
-    pub const MIN_RNR_TIMER: u32 = 1 << 15;
-    /// `sq_psn`.
-    pub const SQ_PSN: u32 = 1 << 16;
-    /// `max_dest_rd_atomic`.
-    pub const MAX_DEST_RD_ATOMIC: u32 = 1 << 17;
-    /// `path_mig_state`.
-    pub const PATH_MIG_STATE: u32 = 1 << 18;
-    /// `cap`.
-    pub const CAP: u32 = 1 << 19;
-    /// `dest_qp_num`.
-    pub const DEST_QPN: u32 = 1 << 20;
+    pub use uverbs_uapi::{
+        IB_QP_ACCESS_FLAGS as ACCESS_FLAGS, IB_QP_ALT_PATH as ALT_PATH, IB_QP_AV as AV,
+        IB_QP_CAP as CAP, IB_QP_CUR_STATE as CUR_STATE, IB_QP_DEST_QPN as DEST_QPN,
+        IB_QP_EN_SQD_ASYNC_NOTIFY as EN_SQD_ASYNC_NOTIFY,
+        IB_QP_MAX_DEST_RD_ATOMIC as MAX_DEST_RD_ATOMIC, IB_QP_MAX_QP_RD_ATOMIC as MAX_QP_RD_ATOMIC,
+        IB_QP_MIN_RNR_TIMER as MIN_RNR_TIMER, IB_QP_PATH_MIG_STATE as PATH_MIG_STATE,
+        IB_QP_PATH_MTU as PATH_MTU, IB_QP_PKEY_INDEX as PKEY_INDEX, IB_QP_PORT as PORT,
+        IB_QP_QKEY as QKEY, IB_QP_RETRY_CNT as RETRY_CNT, IB_QP_RNR_RETRY as RNR_RETRY,
+        IB_QP_RQ_PSN as RQ_PSN, IB_QP_SQ_PSN as SQ_PSN, IB_QP_STATE as STATE,
+        IB_QP_TIMEOUT as TIMEOUT,
+    };
 }
 
-use crate::rxe::qp::state::*;
+/// `IB_QPS_*` / `IBV_QPS_*` queue pair states (the two numberings agree), by short names; the values
+/// are `uverbs_uapi`'s.
+pub mod state {
+    pub use uverbs_uapi::{
+        IB_QPS_ERR as ERR, IB_QPS_INIT as INIT, IB_QPS_RESET as RESET, IB_QPS_RTR as RTR,
+        IB_QPS_RTS as RTS, IB_QPS_SQD as SQD, IB_QPS_SQE as SQE,
+    };
+}
+
 use mask::*;
+use state::*;
 
 /// The attributes a transition requires and allows, for one transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,40 +3,27 @@
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-/// `IBV_WR_*` / `IB_UVERBS_WR_*` opcodes (the two numberings agree).
+/// `IBV_WR_*` / `IB_UVERBS_WR_*` opcodes (the two numberings agree), by short names; the values are
+/// `uverbs_uapi`'s.
 pub mod opcode {
-    /// RDMA write.
-    pub const RDMA_WRITE: u32 = 0;
-    /// RDMA write with immediate data.
-    pub const RDMA_WRITE_WITH_IMM: u32 = 1;
-    /// Send.
-    pub const SEND: u32 = 2;
-    /// Send with immediate data.
-    pub const SEND_WITH_IMM: u32 = 3;
-    /// RDMA read.
-    pub const RDMA_READ: u32 = 4;
-    /// Atomic compare and swap.
-    pub const ATOMIC_CMP_AND_SWP: u32 = 5;
-    /// Atomic fetch and add.
-    pub const ATOMIC_FETCH_AND_ADD: u32 = 6;
-    /// Local invalidate.
-    pub const LOCAL_INV: u32 = 7;
-    /// Bind a memory window.
-    pub const BIND_MW: u32 = 8;
-    /// Send with invalidate.
-    pub const SEND_WITH_INV: u32 = 9;
+    pub use uverbs_uapi::{
+        IB_UVERBS_WR_ATOMIC_CMP_AND_SWP as ATOMIC_CMP_AND_SWP,
+        IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD as ATOMIC_FETCH_AND_ADD, IB_UVERBS_WR_BIND_MW as BIND_MW,
+        IB_UVERBS_WR_LOCAL_INV as LOCAL_INV, IB_UVERBS_WR_RDMA_READ as RDMA_READ,
+        IB_UVERBS_WR_RDMA_WRITE as RDMA_WRITE,
+        IB_UVERBS_WR_RDMA_WRITE_WITH_IMM as RDMA_WRITE_WITH_IMM, IB_UVERBS_WR_SEND as SEND,
+        IB_UVERBS_WR_SEND_WITH_IMM as SEND_WITH_IMM, IB_UVERBS_WR_SEND_WITH_INV as SEND_WITH_INV,
+    };
 }
 
-/// `IBV_SEND_*` flags (the kernel's `IB_SEND_*` have the same values).
+/// `IB_SEND_*` / `IBV_SEND_*` flags (the two numberings agree), by short names; the values are
+/// `uverbs_uapi`'s. `INLINE` copies the data into the WQE: the buffer is reusable when the call
+/// returns.
 pub mod send_flags {
-    /// Wait for earlier RDMA reads and atomics to finish.
-    pub const FENCE: u32 = 1;
-    /// Generate a completion.
-    pub const SIGNALED: u32 = 2;
-    /// Set the solicited event bit.
-    pub const SOLICITED: u32 = 4;
-    /// Copy the data into the WQE: the buffer is reusable when the call returns.
-    pub const INLINE: u32 = 8;
+    pub use uverbs_uapi::{
+        IB_SEND_FENCE as FENCE, IB_SEND_INLINE as INLINE, IB_SEND_SIGNALED as SIGNALED,
+        IB_SEND_SOLICITED as SOLICITED,
+    };
 }
 
 /// A scatter/gather entry: `struct ibv_sge`, which is also rxe's `struct rxe_sge`. Take one from a

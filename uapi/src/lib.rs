@@ -29,6 +29,7 @@
 //! | [`rxe`] | `rdma_user_rxe.h` |
 //! | [`mlx5`] | `mlx5-abi.h`, `mlx5_user_ioctl_cmds.h`, `mlx5_user_ioctl_verbs.h` |
 //! | [`netlink`] | `rdma_netlink.h` (device discovery subset) |
+//! | [`ib_verbs`] | none: values the ABI carries from the kernel's internal `ib_verbs.h` (QP states and attribute masks, send flags, completion status, receive opcodes and flags) |
 //!
 //! Everything is re-exported at the crate root.
 //!
@@ -59,6 +60,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod cmds;
+pub mod ib_verbs;
 pub mod ioctl;
 pub mod ioctl_verbs;
 pub mod mlx5;
@@ -67,6 +69,7 @@ pub mod rxe;
 pub mod verbs;
 
 pub use cmds::*;
+pub use ib_verbs::*;
 pub use ioctl::*;
 pub use ioctl_verbs::*;
 pub use mlx5::*;

@@ -82,62 +82,31 @@ pub mod syndrome {
     pub const REMOTE_ABORTED_ERR: u8 = 0x22;
 }
 
-/// Work completion statuses (`enum ibv_wc_status`; the kernel's `ib_wc_status` has the same values).
+/// Work completion statuses (`enum ib_wc_status`; libibverbs' `ibv_wc_status` has the same values),
+/// by short names; the values are `uverbs_uapi`'s.
 pub mod wc_status {
-    /// Success.
-    pub const SUCCESS: u32 = 0;
-    /// Local length error.
-    pub const LOC_LEN_ERR: u32 = 1;
-    /// Local QP operation error.
-    pub const LOC_QP_OP_ERR: u32 = 2;
-    /// Local protection error.
-    pub const LOC_PROT_ERR: u32 = 4;
-    /// Flushed.
-    pub const WR_FLUSH_ERR: u32 = 5;
-    /// Memory window bind error.
-    pub const MW_BIND_ERR: u32 = 6;
-    /// Bad response.
-    pub const BAD_RESP_ERR: u32 = 7;
-    /// Local access error.
-    pub const LOC_ACCESS_ERR: u32 = 8;
-    /// Remote invalid request.
-    pub const REM_INV_REQ_ERR: u32 = 9;
-    /// Remote access error.
-    pub const REM_ACCESS_ERR: u32 = 10;
-    /// Remote operation error.
-    pub const REM_OP_ERR: u32 = 11;
-    /// Transport retries exceeded.
-    pub const RETRY_EXC_ERR: u32 = 12;
-    /// RNR retries exceeded.
-    pub const RNR_RETRY_EXC_ERR: u32 = 13;
-    /// Remote aborted.
-    pub const REM_ABORT_ERR: u32 = 16;
-    /// Any other error.
-    pub const GENERAL_ERR: u32 = 21;
+    pub use uverbs_uapi::{
+        IB_WC_BAD_RESP_ERR as BAD_RESP_ERR, IB_WC_GENERAL_ERR as GENERAL_ERR,
+        IB_WC_LOC_ACCESS_ERR as LOC_ACCESS_ERR, IB_WC_LOC_LEN_ERR as LOC_LEN_ERR,
+        IB_WC_LOC_PROT_ERR as LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR as LOC_QP_OP_ERR,
+        IB_WC_MW_BIND_ERR as MW_BIND_ERR, IB_WC_REM_ABORT_ERR as REM_ABORT_ERR,
+        IB_WC_REM_ACCESS_ERR as REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR as REM_INV_REQ_ERR,
+        IB_WC_REM_OP_ERR as REM_OP_ERR, IB_WC_RETRY_EXC_ERR as RETRY_EXC_ERR,
+        IB_WC_RNR_RETRY_EXC_ERR as RNR_RETRY_EXC_ERR, IB_WC_SUCCESS as SUCCESS,
+        IB_WC_WR_FLUSH_ERR as WR_FLUSH_ERR,
+    };
 }
 
-/// Work completion opcodes (`enum ibv_wc_opcode`; the kernel's `ib_wc_opcode` has the same values).
+/// Work completion opcodes (`enum ib_wc_opcode`; libibverbs' `ibv_wc_opcode` has the same values),
+/// by short names; the values are `uverbs_uapi`'s.
 pub mod wc_opcode {
-    /// Send.
-    pub const SEND: u32 = 0;
-    /// RDMA write.
-    pub const RDMA_WRITE: u32 = 1;
-    /// RDMA read.
-    pub const RDMA_READ: u32 = 2;
-    /// Compare and swap.
-    pub const COMP_SWAP: u32 = 3;
-    /// Fetch and add.
-    pub const FETCH_ADD: u32 = 4;
-    /// Memory window bind.
-    pub const BIND_MW: u32 = 5;
-    /// Local invalidate.
-    pub const LOCAL_INV: u32 = 6;
-    /// TCP segmentation offload.
-    pub const TSO: u32 = 7;
-    /// A receive.
-    pub const RECV: u32 = 128;
-    /// An RDMA write with immediate consumed a receive.
-    pub const RECV_RDMA_WITH_IMM: u32 = 129;
+    pub use uverbs_uapi::{
+        IB_UVERBS_WC_BIND_MW as BIND_MW, IB_UVERBS_WC_COMP_SWAP as COMP_SWAP,
+        IB_UVERBS_WC_FETCH_ADD as FETCH_ADD, IB_UVERBS_WC_LOCAL_INV as LOCAL_INV,
+        IB_UVERBS_WC_RDMA_READ as RDMA_READ, IB_UVERBS_WC_RDMA_WRITE as RDMA_WRITE,
+        IB_UVERBS_WC_SEND as SEND, IB_UVERBS_WC_TSO as TSO, IB_WC_RECV as RECV,
+        IB_WC_RECV_RDMA_WITH_IMM as RECV_RDMA_WITH_IMM,
+    };
 }
 
 /// Work completion flags (`enum ibv_wc_flags`).
@@ -519,10 +488,9 @@ impl Completion {
     /// the same numbers, except that the kernel's with-invalidate flag is 4
     /// (`IB_WC_WITH_INVALIDATE`) and it has no IP-checksum flag.
     pub fn to_uverbs_wc(&self) -> uapi::ib_uverbs_wc {
-        const KERNEL_WITH_INVALIDATE: u32 = 4;
         let mut flags = self.wc_flags & (wc_flags::GRH | wc_flags::WITH_IMM);
         if self.wc_flags & wc_flags::WITH_INV != 0 {
-            flags |= KERNEL_WITH_INVALIDATE;
+            flags |= uapi::IB_WC_WITH_INVALIDATE;
         }
         uapi::ib_uverbs_wc {
             wr_id: self.wr_id,

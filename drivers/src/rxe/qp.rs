@@ -20,23 +20,7 @@ const SEND_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_send_wqe>();
 const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
 const SGE_SIZE: usize = std::mem::size_of::<Sge>();
 
-/// `IBV_QPS_*` states as this crate tracks them.
-pub mod state {
-    /// Reset.
-    pub const RESET: u8 = 0;
-    /// Initialised.
-    pub const INIT: u8 = 1;
-    /// Ready to receive.
-    pub const RTR: u8 = 2;
-    /// Ready to send.
-    pub const RTS: u8 = 3;
-    /// Send queue drained.
-    pub const SQD: u8 = 4;
-    /// Send queue error.
-    pub const SQE: u8 = 5;
-    /// Error.
-    pub const ERR: u8 = 6;
-}
+pub use crate::qp_state::state;
 
 /// An rxe queue pair.
 #[derive(Debug)]
@@ -174,7 +158,7 @@ impl RxeQp {
         let mut req = *req;
         req.qp_handle = self.created.handle;
         self.ctx.modify_qp(&req)?;
-        if req.attr_mask & 1 != 0 {
+        if req.attr_mask & crate::qp_state::mask::STATE != 0 {
             self.state.store(req.qp_state, Ordering::Release);
         }
         Ok(())
