@@ -3,6 +3,9 @@
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
+use crate::error::{Error, Result, Verb};
+use uverbs_uapi as uapi;
+
 /// `IBV_WR_*` / `IB_UVERBS_WR_*` opcodes (the two numberings agree), by short names; the values are
 /// `uverbs_uapi`'s.
 pub mod opcode {
@@ -213,6 +216,167 @@ impl From<PostError> for crate::Error {
     fn from(e: PostError) -> crate::Error {
         e.error
     }
+}
+
+/// Bit `1 << op` of an opcode set ([`verbs_opcodes`], [`SendLimits::opcodes`]); 0 for a number no
+/// opcode has.
+#[inline]
+pub const fn opcode_bit(op: u32) -> u32 {
+    if op < 32 {
+        1 << op
+    } else {
+        0
+    }
+}
+
+/// The opcodes the verbs allow on a queue pair of `qp_type` (`IB_UVERBS_QPT_*`), as a set of
+/// [`opcode_bit`]s (the kernel's `rxe_wr_opcode_info` table): RC every opcode; UC sends, RDMA
+/// writes, SEND with invalidate and the local operations (BIND_MW, LOCAL_INV); UD plain sends.
+pub const fn verbs_opcodes(qp_type: u8) -> u32 {
+    use opcode::*;
+    let sends = opcode_bit(SEND) | opcode_bit(SEND_WITH_IMM);
+    match qp_type {
+        uapi::IB_UVERBS_QPT_RC => (opcode_bit(SEND_WITH_INV) << 1) - 1,
+        uapi::IB_UVERBS_QPT_UC => {
+            sends
+                | opcode_bit(RDMA_WRITE)
+                | opcode_bit(RDMA_WRITE_WITH_IMM)
+                | opcode_bit(LOCAL_INV)
+                | opcode_bit(BIND_MW)
+                | opcode_bit(SEND_WITH_INV)
+        }
+        uapi::IB_UVERBS_QPT_UD => sends,
+        _ => 0,
+    }
+}
+
+/// What a send queue takes, fixed when its queue pair is created: what [`check_send`] checks a
+/// request against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendLimits {
+    /// The transport (`IB_UVERBS_QPT_*`).
+    pub qp_type: u8,
+    /// Scatter/gather entries per request.
+    pub max_send_sge: u32,
+    /// Inline bytes per request.
+    pub max_inline_data: u32,
+    /// The opcodes the backend builds on this transport: [`verbs_opcodes`], less those it lacks
+    /// (an opcode the verbs allow but the backend does not build is [`Error::Unsupported`]).
+    pub opcodes: u32,
+}
+
+/// The transport's name, for messages.
+fn transport(qp_type: u8) -> &'static str {
+    match qp_type {
+        uapi::IB_UVERBS_QPT_RC => "RC",
+        uapi::IB_UVERBS_QPT_UC => "UC",
+        uapi::IB_UVERBS_QPT_UD => "UD",
+        _ => "unknown",
+    }
+}
+
+/// Every check of a send request that does not depend on the backend, in one order, so that the
+/// same bad request gets the same typed error on every backend: the opcode (the verbs' table, then
+/// the backend's), a memory-window binding where and only where BIND_MW needs one, the flags, the
+/// UD destination (required on UD, refused elsewhere; a 24-bit QPN), the length, the inline rules,
+/// the number of entries and the alignment of atomics. Backends add only what is theirs (rxe: an
+/// address handle number; mlx5: the address vector).
+#[inline]
+pub fn check_send(wr: &SendWr<'_>, limits: &SendLimits) -> Result<()> {
+    let bad = |what: String| Error::InvalidArgument {
+        verb: Verb::PostSend,
+        what,
+    };
+    let op = opcode_bit(wr.opcode);
+    if op & verbs_opcodes(limits.qp_type) == 0 {
+        return Err(bad(format!(
+            "opcode {} on a {} queue pair",
+            wr.opcode,
+            transport(limits.qp_type)
+        )));
+    }
+    if op & limits.opcodes == 0 {
+        return Err(Error::Unsupported {
+            verb: Verb::PostSend,
+        });
+    }
+    match (wr.opcode, wr.bind) {
+        (opcode::BIND_MW, None) => return Err(bad("BIND_MW without a binding".into())),
+        (opcode::BIND_MW, Some(_)) | (opcode::LOCAL_INV, None)
+            if !wr.sges.is_empty() || wr.is_inline() =>
+        {
+            return Err(bad(
+                "BIND_MW and LOCAL_INV are local operations and carry no data".into(),
+            ));
+        }
+        (opcode::BIND_MW, Some(_)) => {}
+        (_, Some(_)) => {
+            return Err(bad(format!(
+                "a memory window binding on opcode {}",
+                wr.opcode
+            )));
+        }
+        _ => {}
+    }
+    let known =
+        send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE;
+    if wr.flags & !known != 0 {
+        return Err(bad(format!("send flags {:#x}", wr.flags)));
+    }
+    let ud = limits.qp_type == uapi::IB_UVERBS_QPT_UD;
+    match wr.ud {
+        None if ud => {
+            return Err(bad(
+                "a send on a UD queue pair needs a destination (address handle, QPN, Q_Key)".into(),
+            ))
+        }
+        Some(_) if !ud => {
+            return Err(bad(
+                "a UD destination on a connected queue pair, which sends only to its peer".into(),
+            ))
+        }
+        Some(d) if d.remote_qpn > MULTICAST_QPN => {
+            return Err(bad(format!(
+                "remote QPN {:#x} does not fit in 24 bits",
+                d.remote_qpn
+            )))
+        }
+        _ => {}
+    }
+    let length = wr.length();
+    if length > MAX_MESSAGE {
+        return Err(bad(format!(
+            "a message of {length} bytes (at most {MAX_MESSAGE})"
+        )));
+    }
+    if wr.is_inline() {
+        if !wr.sges.is_empty() {
+            return Err(bad(
+                "an inline request carries its data, not scatter/gather entries".into(),
+            ));
+        }
+        if wr.opcode == opcode::RDMA_READ || wr.is_atomic() {
+            return Err(bad("RDMA reads and atomics cannot be inline".into()));
+        }
+        if length > u64::from(limits.max_inline_data) {
+            return Err(bad(format!(
+                "{length} inline bytes (this queue pair takes {})",
+                limits.max_inline_data
+            )));
+        }
+    } else if wr.sges.len() > limits.max_send_sge as usize {
+        return Err(bad(format!(
+            "{} scatter/gather entries (this queue pair takes {})",
+            wr.sges.len(),
+            limits.max_send_sge
+        )));
+    }
+    if wr.is_atomic() && (length < 8 || wr.remote_addr % 8 != 0) {
+        return Err(bad(
+            "an atomic needs an 8-byte buffer and an 8-byte aligned remote address".into(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -676,6 +676,8 @@ pub struct SendQueue<B> {
     ring: B,
     wqe_cnt: u32,
     cfg: SendQueueConfig,
+    /// What [`wr::check_send`] checks requests against, fixed at creation.
+    limits: wr::SendLimits,
     /// Producer counter in basic blocks (free running).
     cur_post: u32,
     /// Requests posted and retired (free running).
@@ -710,10 +712,29 @@ impl<B: SendRing> SendQueue<B> {
             )));
         }
         let wqe_cnt = (len / SEND_WQE_BB) as u32;
+        let qp_type = match cfg.qp_type {
+            QpType::Rc => crate::uapi::IB_UVERBS_QPT_RC,
+            QpType::Uc => crate::uapi::IB_UVERBS_QPT_UC,
+            QpType::Ud => crate::uapi::IB_UVERBS_QPT_UD,
+        };
+        // This backend does not build the memory-window operations (they take UMR WQEs), nor SEND
+        // with invalidate on UC (the PRM's UC transport has no SEND_INVAL).
+        let mut lacking =
+            wr::opcode_bit(wr::opcode::LOCAL_INV) | wr::opcode_bit(wr::opcode::BIND_MW);
+        if cfg.qp_type == QpType::Uc {
+            lacking |= wr::opcode_bit(wr::opcode::SEND_WITH_INV);
+        }
+        let limits = wr::SendLimits {
+            qp_type,
+            max_send_sge: cfg.max_send_sge,
+            max_inline_data: cfg.max_inline_data,
+            opcodes: wr::verbs_opcodes(qp_type) & !lacking,
+        };
         Ok(SendQueue {
             ring,
             wqe_cnt,
             cfg,
+            limits,
             cur_post: 0,
             head: 0,
             tail: 0,
@@ -951,98 +972,36 @@ impl<B: SendRing> SendQueue<B> {
     }
 
     /// Checks a request against the queue; returns its mlx5 opcode and the number of octowords
-    /// between the control segment and the data.
+    /// between the control segment and the data. The checks are those of every backend
+    /// ([`wr::check_send`]), then mlx5's own: a UD send carries its address vector, and only a UD
+    /// send does.
+    #[inline]
     fn check(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<(u8, usize)> {
         use wr::opcode as op;
-        let bad = |what: String| Error::InvalidArgument {
-            verb: Verb::PostSend,
-            what,
-        };
+        wr::check_send(wr, &self.limits)?;
         let qp_type = self.cfg.qp_type;
-        let (mlx5_opcode, extra) = match (qp_type, wr.opcode) {
-            (_, op::LOCAL_INV | op::BIND_MW) => {
-                return Err(Error::Unsupported {
-                    verb: Verb::PostSend,
-                })
-            }
+        if (qp_type == QpType::Ud) != av.is_some() {
+            return Err(Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: format!(
+                    "a {qp_type:?} send {} an address vector",
+                    if av.is_some() { "with" } else { "without" }
+                ),
+            });
+        }
+        Ok(match (qp_type, wr.opcode) {
             (QpType::Ud, op::SEND) => (opcode::SEND, 3),
-            (QpType::Ud, op::SEND_WITH_IMM) => (opcode::SEND_IMM, 3),
-            (QpType::Ud, _) => (0xff, 0),
+            (QpType::Ud, _) => (opcode::SEND_IMM, 3),
             (_, op::SEND) => (opcode::SEND, 0),
             (_, op::SEND_WITH_IMM) => (opcode::SEND_IMM, 0),
             (_, op::RDMA_WRITE) => (opcode::RDMA_WRITE, 1),
             (_, op::RDMA_WRITE_WITH_IMM) => (opcode::RDMA_WRITE_IMM, 1),
-            (QpType::Rc, op::SEND_WITH_INV) => (opcode::SEND_INVAL, 0),
-            (QpType::Rc, op::RDMA_READ) => (opcode::RDMA_READ, 1),
-            (QpType::Rc, op::ATOMIC_CMP_AND_SWP) => (opcode::ATOMIC_CS, 2),
-            (QpType::Rc, op::ATOMIC_FETCH_AND_ADD) => (opcode::ATOMIC_FA, 2),
-            _ => (0xff, 0),
-        };
-        if mlx5_opcode == 0xff {
-            return Err(bad(format!(
-                "opcode {} on a {qp_type:?} queue pair",
-                wr.opcode
-            )));
-        }
-        let known = wr::send_flags::FENCE
-            | wr::send_flags::SIGNALED
-            | wr::send_flags::SOLICITED
-            | wr::send_flags::INLINE;
-        if wr.flags & !known != 0 {
-            return Err(bad(format!("send flags {:#x}", wr.flags)));
-        }
-        match (qp_type == QpType::Ud, wr.ud.is_some() && av.is_some()) {
-            (true, false) => {
-                return Err(bad(
-                    "a UD send needs a destination and its address vector".into()
-                ))
-            }
-            (false, _) if wr.ud.is_some() || av.is_some() => {
-                return Err(bad(format!("a destination on a {qp_type:?} queue pair")))
-            }
-            _ => {}
-        }
-        if let Some(ud) = wr.ud.filter(|d| d.remote_qpn > 0xff_ffff) {
-            return Err(bad(format!(
-                "remote QPN {:#x} does not fit in 24 bits",
-                ud.remote_qpn
-            )));
-        }
-        let length = wr.length();
-        if length > wr::MAX_MESSAGE {
-            return Err(bad(format!(
-                "a message of {length} bytes (at most {})",
-                wr::MAX_MESSAGE
-            )));
-        }
-        if wr.is_inline() {
-            if !wr.sges.is_empty() {
-                return Err(bad(
-                    "an inline request carries its data, not scatter/gather entries".into(),
-                ));
-            }
-            if wr.opcode == op::RDMA_READ || wr.is_atomic() {
-                return Err(bad("RDMA reads and atomics cannot be inline".into()));
-            }
-            if length > u64::from(self.cfg.max_inline_data) {
-                return Err(bad(format!(
-                    "{length} inline bytes (this queue pair takes {})",
-                    self.cfg.max_inline_data
-                )));
-            }
-        } else if wr.sges.len() > self.cfg.max_send_sge as usize {
-            return Err(bad(format!(
-                "{} scatter/gather entries (this queue pair takes {})",
-                wr.sges.len(),
-                self.cfg.max_send_sge
-            )));
-        }
-        if wr.is_atomic() && (length < 8 || wr.remote_addr % 8 != 0) {
-            return Err(bad(
-                "an atomic needs an 8-byte buffer and an 8-byte aligned remote address".into(),
-            ));
-        }
-        Ok((mlx5_opcode, extra))
+            (_, op::SEND_WITH_INV) => (opcode::SEND_INVAL, 0),
+            (_, op::RDMA_READ) => (opcode::RDMA_READ, 1),
+            (_, op::ATOMIC_CMP_AND_SWP) => (opcode::ATOMIC_CS, 2),
+            // `check_send` let through only the opcodes of `limits.opcodes`.
+            _ => (opcode::ATOMIC_FA, 2),
+        })
     }
 
     /// The doorbell record's send word (`dbrec[MLX5_SND_DBR]`): `cur_post & 0xffff`.

@@ -14,7 +14,9 @@ use super::queue::Queue;
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
 use crate::verbs::{QpCreated, QpInit};
-use crate::wr::{opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE, MULTICAST_QPN};
+use crate::wr::{
+    self, opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE, MULTICAST_QPN,
+};
 
 const SEND_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_send_wqe>();
 const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
@@ -202,123 +204,27 @@ impl RxeQp {
     }
 
     /// Every check of a send request, with the error for the first it fails: the slow path, for
-    /// the requests [`RxeQp::fast_length`] does not take.
+    /// the requests [`RxeQp::fast_length`] does not take. The checks are those of every backend
+    /// ([`wr::check_send`]), then rxe's own: a UD destination names an address handle (number 0 is
+    /// none).
     #[cold]
     #[inline(never)]
     fn check_send(&self, wr: &SendWr<'_>) -> Result<()> {
-        let bad = |what: String| Error::InvalidArgument {
-            verb: Verb::PostSend,
-            what,
+        let limits = wr::SendLimits {
+            qp_type: self.qp_type,
+            max_send_sge: self.max_send_sge,
+            max_inline_data: self.max_inline,
+            // rxe builds every opcode the verbs allow.
+            opcodes: wr::verbs_opcodes(self.qp_type),
         };
-        // rxe's opcode table (rxe_wr_opcode_info): RC takes every opcode, UC sends, writes and the
-        // local operations (BIND_MW, LOCAL_INV) and SEND_WITH_INV, UD plain sends only.
-        let allowed = match self.qp_type {
-            uapi::IB_UVERBS_QPT_RC => wr.opcode <= opcode::SEND_WITH_INV,
-            uapi::IB_UVERBS_QPT_UC => matches!(
-                wr.opcode,
-                opcode::SEND
-                    | opcode::SEND_WITH_IMM
-                    | opcode::RDMA_WRITE
-                    | opcode::RDMA_WRITE_WITH_IMM
-                    | opcode::LOCAL_INV
-                    | opcode::BIND_MW
-                    | opcode::SEND_WITH_INV
-            ),
-            _ => matches!(wr.opcode, opcode::SEND | opcode::SEND_WITH_IMM),
-        };
-        if !allowed {
-            return Err(bad(format!(
-                "opcode {} on a queue pair of type {}",
-                wr.opcode, self.qp_type
-            )));
-        }
-        self.check_ud_dest(wr)?;
-        match (wr.opcode, wr.bind) {
-            (opcode::BIND_MW, None) => {
-                return Err(bad("BIND_MW without a binding".into()));
-            }
-            (opcode::BIND_MW, Some(_)) | (opcode::LOCAL_INV, None)
-                if !wr.sges.is_empty() || wr.is_inline() =>
-            {
-                return Err(bad(
-                    "BIND_MW and LOCAL_INV are local operations and carry no data".into(),
-                ));
-            }
-            (opcode::BIND_MW, Some(_)) => {}
-            (_, Some(_)) => {
-                return Err(bad(format!(
-                    "a memory window binding on opcode {}",
-                    wr.opcode
-                )));
-            }
-            _ => {}
-        }
-        if wr.flags
-            & !(send_flags::FENCE
-                | send_flags::SIGNALED
-                | send_flags::SOLICITED
-                | send_flags::INLINE)
-            != 0
-        {
-            return Err(bad(format!("send flags {:#x}", wr.flags)));
-        }
-        let length = wr.length();
-        if length > MAX_MESSAGE {
-            return Err(bad(format!(
-                "a message of {length} bytes (at most {MAX_MESSAGE})"
-            )));
-        }
-        if wr.is_inline() {
-            if !wr.sges.is_empty() {
-                return Err(bad(
-                    "an inline request carries its data, not scatter/gather entries".into(),
-                ));
-            }
-            if wr.opcode == opcode::RDMA_READ || wr.is_atomic() {
-                return Err(bad("RDMA reads and atomics cannot be inline".into()));
-            }
-            if length > u64::from(self.max_inline) {
-                return Err(bad(format!(
-                    "{length} inline bytes (this queue pair takes {})",
-                    self.max_inline
-                )));
-            }
-        } else if wr.sges.len() > self.max_send_sge as usize {
-            return Err(bad(format!(
-                "{} scatter/gather entries (this queue pair takes {})",
-                wr.sges.len(),
-                self.max_send_sge
-            )));
-        }
-        if wr.is_atomic() && (length < 8 || wr.remote_addr % 8 != 0) {
-            return Err(bad(
-                "an atomic needs an 8-byte buffer and an 8-byte aligned remote address".into(),
-            ));
+        wr::check_send(wr, &limits)?;
+        if wr.ud.is_some_and(|d| d.ah_num == 0) {
+            return Err(Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: "address handle number 0".into(),
+            });
         }
         Ok(())
-    }
-
-    /// A UD queue pair sends only to a [`crate::wr::UdDest`]; RC and UC ones only to their peer.
-    fn check_ud_dest(&self, wr: &SendWr<'_>) -> Result<()> {
-        let bad = |what: String| Error::InvalidArgument {
-            verb: Verb::PostSend,
-            what,
-        };
-        let ud = self.qp_type == uapi::IB_UVERBS_QPT_UD;
-        match wr.ud {
-            None if ud => Err(bad(
-                "a send on a UD queue pair needs a destination (address handle, QPN, Q_Key)".into(),
-            )),
-            Some(_) if !ud => Err(bad(
-                "a UD destination on a connected queue pair, which sends only to its peer".into(),
-            )),
-            Some(d) if d.remote_qpn > MULTICAST_QPN => Err(bad(format!(
-                "remote QPN {:#x} does not fit in 24 bits",
-                d.remote_qpn
-            ))),
-            Some(d) if d.ah_num == 0 => Err(bad("address handle number 0".into())),
-            _ => Ok(()),
-        }
     }
 
     /// Posts send work requests, then rings the doorbell once.
