@@ -73,6 +73,36 @@ impl Drop for QpInner {
     }
 }
 
+/// Setters of settings only some transports have, as `ibverbs` has them: each sets the builder's
+/// field of the same name where the transport has that setting (the field is `Some`) and is
+/// ignored otherwise.
+macro_rules! transport_setters {
+    ($($(#[$doc:meta])* $name:ident($field:ident: $ty:ty);)+) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&mut self, $field: $ty) -> &mut Self {
+                if self.$field.is_some() {
+                    self.$field = Some($field);
+                }
+                self
+            }
+        )+
+    };
+}
+
+/// Setters of the capacities asked for at creation ([`QpCaps`], the field of the same name).
+macro_rules! capacity_setters {
+    ($($(#[$doc:meta])* $name:ident($field:ident);)+) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&mut self, $field: u32) -> &mut Self {
+                self.cap.$field = $field;
+                self
+            }
+        )+
+    };
+}
+
 /// The capacities of a queue pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QpCaps {
@@ -164,12 +194,39 @@ impl<'res> QueuePairBuilder<'res> {
         }
     }
 
-    /// Access the remote side has to this QP's memory (RC and UC).
-    pub fn set_access(&mut self, access: ibv_access_flags) -> &mut Self {
-        if self.access.is_some() {
-            self.access = Some(access);
-        }
-        self
+    transport_setters! {
+        /// Access the remote side has to this QP's memory (RC and UC).
+        set_access(access: ibv_access_flags);
+        /// The minimum RNR NAK timer (RC).
+        set_min_rnr_timer(min_rnr_timer: u8);
+        /// The local ACK timeout, `4.096 µs × 2^timeout` (RC).
+        set_timeout(timeout: u8);
+        /// Transport retries before an error, 0..=7 (RC). Checked by `build`.
+        set_retry_count(retry_count: u8);
+        /// RNR retries before an error, 0..=7 with 7 meaning forever (RC). Checked by `build`.
+        set_rnr_retry(rnr_retry: u8);
+        /// Outstanding RDMA reads and atomics this QP may initiate (RC).
+        set_max_rd_atomic(max_rd_atomic: u8);
+        /// Outstanding RDMA reads and atomics this QP may be the target of (RC).
+        set_max_dest_rd_atomic(max_dest_rd_atomic: u8);
+        /// The first receive PSN (RC and UC).
+        set_rq_psn(rq_psn: u32);
+        /// The Q_Key of a UD queue pair (0 by default): it receives only datagrams that carry it, so
+        /// its peers need it along with its [`QueuePairEndpoint`]. Ignored for RC and UC.
+        set_qkey(qkey: u32);
+    }
+
+    capacity_setters! {
+        /// Send work requests that can be outstanding.
+        set_max_send_wr(max_send_wr);
+        /// Receive work requests that can be outstanding.
+        set_max_recv_wr(max_recv_wr);
+        /// Scatter/gather entries per send work request.
+        set_max_send_sge(max_send_sge);
+        /// Scatter entries per receive work request.
+        set_max_recv_sge(max_recv_sge);
+        /// Bytes a send can carry inline.
+        set_max_inline_data(max_inline_data);
     }
 
     /// Lets the remote side RDMA-read and -write (RC and UC).
@@ -189,54 +246,6 @@ impl<'res> QueuePairBuilder<'res> {
         self
     }
 
-    /// The minimum RNR NAK timer (RC).
-    pub fn set_min_rnr_timer(&mut self, timer: u8) -> &mut Self {
-        if self.min_rnr_timer.is_some() {
-            self.min_rnr_timer = Some(timer);
-        }
-        self
-    }
-
-    /// The local ACK timeout, `4.096 µs × 2^timeout` (RC).
-    pub fn set_timeout(&mut self, timeout: u8) -> &mut Self {
-        if self.timeout.is_some() {
-            self.timeout = Some(timeout);
-        }
-        self
-    }
-
-    /// Transport retries before an error, 0..=7 (RC). Checked by `build`.
-    pub fn set_retry_count(&mut self, count: u8) -> &mut Self {
-        if self.retry_count.is_some() {
-            self.retry_count = Some(count);
-        }
-        self
-    }
-
-    /// RNR retries before an error, 0..=7 with 7 meaning forever (RC). Checked by `build`.
-    pub fn set_rnr_retry(&mut self, n: u8) -> &mut Self {
-        if self.rnr_retry.is_some() {
-            self.rnr_retry = Some(n);
-        }
-        self
-    }
-
-    /// Outstanding RDMA reads and atomics this QP may initiate (RC).
-    pub fn set_max_rd_atomic(&mut self, max_rd_atomic: u8) -> &mut Self {
-        if self.max_rd_atomic.is_some() {
-            self.max_rd_atomic = Some(max_rd_atomic);
-        }
-        self
-    }
-
-    /// Outstanding RDMA reads and atomics this QP may be the target of (RC).
-    pub fn set_max_dest_rd_atomic(&mut self, max_dest_rd_atomic: u8) -> &mut Self {
-        if self.max_dest_rd_atomic.is_some() {
-            self.max_dest_rd_atomic = Some(max_dest_rd_atomic);
-        }
-        self
-    }
-
     /// The path MTU as `ibv_mtu` (1 = 256 ... 5 = 4096) (RC and UC). Checked by `build`.
     pub fn set_path_mtu(&mut self, path_mtu: u32) -> &mut Self {
         if self.path_mtu.is_some() || self.access.is_some() {
@@ -245,26 +254,9 @@ impl<'res> QueuePairBuilder<'res> {
         self
     }
 
-    /// The first receive PSN (RC and UC).
-    pub fn set_rq_psn(&mut self, rq_psn: u32) -> &mut Self {
-        if self.rq_psn.is_some() {
-            self.rq_psn = Some(rq_psn);
-        }
-        self
-    }
-
     /// The first send PSN (0 by default, as in `ibverbs`).
     pub fn set_sq_psn(&mut self, sq_psn: u32) -> &mut Self {
         self.sq_psn = sq_psn;
-        self
-    }
-
-    /// The Q_Key of a UD queue pair (0 by default): it receives only datagrams that carry it, so
-    /// its peers need it along with its [`QueuePairEndpoint`]. Ignored for RC and UC.
-    pub fn set_qkey(&mut self, qkey: u32) -> &mut Self {
-        if self.qkey.is_some() {
-            self.qkey = Some(qkey);
-        }
         self
     }
 
@@ -281,36 +273,6 @@ impl<'res> QueuePairBuilder<'res> {
     /// context (checked by `build`).
     pub fn set_srq(&mut self, srq: &SharedReceiveQueue) -> &mut Self {
         self.srq = Some(Arc::clone(&srq.inner));
-        self
-    }
-
-    /// Send work requests that can be outstanding.
-    pub fn set_max_send_wr(&mut self, max_send_wr: u32) -> &mut Self {
-        self.cap.max_send_wr = max_send_wr;
-        self
-    }
-
-    /// Receive work requests that can be outstanding.
-    pub fn set_max_recv_wr(&mut self, max_recv_wr: u32) -> &mut Self {
-        self.cap.max_recv_wr = max_recv_wr;
-        self
-    }
-
-    /// Scatter/gather entries per send work request.
-    pub fn set_max_send_sge(&mut self, n: u32) -> &mut Self {
-        self.cap.max_send_sge = n;
-        self
-    }
-
-    /// Scatter entries per receive work request.
-    pub fn set_max_recv_sge(&mut self, n: u32) -> &mut Self {
-        self.cap.max_recv_sge = n;
-        self
-    }
-
-    /// Bytes a send can carry inline.
-    pub fn set_max_inline_data(&mut self, n: u32) -> &mut Self {
-        self.cap.max_inline_data = n;
         self
     }
 
