@@ -1,5 +1,5 @@
-//! A software ConnectX (feature `mlx5-model`): the `mlx5_ib` kernel driver and the HCA, in this
-//! process, so that the mlx5 backend runs end to end on any machine.
+//! A software ConnectX (feature `mlx5-model`, the crate `uverbs-mlx5-model`): the `mlx5_ib` kernel
+//! driver and the HCA, in this process, so that the mlx5 backend runs end to end on any machine.
 //!
 //! The model replaces only the kernel and the silicon. The mlx5 backend builds the same commands,
 //! rings, work-queue entries and doorbells for it as for a ConnectX; the model decodes the commands as
@@ -21,13 +21,13 @@ use std::io;
 
 use crate::device::DeviceList;
 
-pub use uverbs_drivers::mlx5::model::{ModelConfig, ObjectCounts};
+pub use uverbs_mlx5_model::{ModelConfig, ObjectCounts};
 
 /// One model device (one HCA with one RoCE port). Every clone is the same device; it lives as long as
 /// any clone, device list or context of it.
 #[derive(Debug, Clone)]
 pub struct Mlx5Model {
-    inner: uverbs_drivers::mlx5::model::Mlx5Model,
+    inner: uverbs_mlx5_model::Mlx5Model,
 }
 
 impl Mlx5Model {
@@ -35,14 +35,14 @@ impl Mlx5Model {
     /// (RoCE v2), as rxe on `lo` has it.
     pub fn new() -> io::Result<Mlx5Model> {
         Ok(Mlx5Model {
-            inner: uverbs_drivers::mlx5::model::Mlx5Model::new()?,
+            inner: uverbs_mlx5_model::Mlx5Model::new()?,
         })
     }
 
     /// A model device configured by `cfg`.
     pub fn with_config(cfg: ModelConfig) -> io::Result<Mlx5Model> {
         Ok(Mlx5Model {
-            inner: uverbs_drivers::mlx5::model::Mlx5Model::with_config(cfg)?,
+            inner: uverbs_mlx5_model::Mlx5Model::with_config(cfg)?,
         })
     }
 

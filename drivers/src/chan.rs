@@ -346,11 +346,15 @@ impl Channel {
         self.no_ioctl.load(Ordering::Relaxed)
     }
 
-    /// The device file itself (for the model's tests). Not public: a descriptor of it would let
-    /// safe code `write(2)` any command, bypassing the contracts of the functions below.
-    #[cfg_attr(not(all(test, feature = "mlx5-model")), allow(dead_code))]
-    pub(crate) fn file(&self) -> &sys::DeviceFile {
-        &self.file
+    /// The model file the channel talks to, if it talks to a model ([`sys::ModelFile`]; the
+    /// model's tests send it commands of their own). A kernel device file is never handed out: a
+    /// descriptor of it would let safe code `write(2)` any command, bypassing the contracts of the
+    /// functions below; a model's commands are `unsafe fn`s with those contracts.
+    pub fn model_file(&self) -> Option<&sys::ModelRef> {
+        match &self.file {
+            sys::DeviceFile::Kernel(_) => None,
+            sys::DeviceFile::Model(m) => Some(m),
+        }
     }
 
     /// Maps `len` bytes of the device file at `offset`: queue rings, doorbell and BlueFlame pages. A

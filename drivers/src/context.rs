@@ -59,7 +59,6 @@ impl Context {
                 });
             }
         }, else return Err(unsupported()));
-        #[cfg(feature = "mlx5-model")]
         let chan = match &info.model {
             // A context of its own on a newly opened file, as with a kernel device node.
             Some(model) => {
@@ -67,8 +66,6 @@ impl Context {
             }
             None => Channel::open(&info.devnode, info.dev, info.driver.id())?,
         };
-        #[cfg(not(feature = "mlx5-model"))]
-        let chan = Channel::open(&info.devnode, info.dev, info.driver.id())?;
         chan.set_path(path);
         let (req, resp_len) =
             for_driver!(info.driver, P => P::context_request(), else unreachable!());

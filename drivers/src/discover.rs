@@ -77,8 +77,8 @@ pub struct DeviceInfo {
     pub index: Option<u32>,
     /// `/sys/class/infiniband/<name>`.
     pub sysfs_dir: PathBuf,
-    /// The model behind a model device (`crate::mlx5::model`); `None` for a kernel device.
-    #[cfg(feature = "mlx5-model")]
+    /// The model behind a model device (an open file of it, [`crate::sys::ModelFile`]; the crate
+    /// `uverbs-mlx5-model` makes them); `None` for a kernel device.
     pub model: Option<crate::sys::ModelRef>,
 }
 
@@ -198,7 +198,6 @@ pub fn devices_in(
             driver,
             index,
             sysfs_dir,
-            #[cfg(feature = "mlx5-model")]
             model: None,
         });
     }

@@ -1,6 +1,8 @@
 //! Everything of uverbs that touches the kernel or the device.
 //!
-//! * [`sys`]: the only module that makes system calls on RDMA devices (ioctl, write, mmap, read).
+//! * [`sys`]: the only module that makes system calls on RDMA devices (ioctl, write, mmap, read),
+//!   and the seam a software device plugs into instead of the kernel ([`sys::ModelFile`]; the crate
+//!   `uverbs-mlx5-model` is one).
 //! * [`chan`]: the uverbs command channel: ioctl commands built on the stack, write commands, and the
 //!   fallback between them.
 //! * [`discover`] and [`netlink`]: which devices exist and which driver each has.
@@ -9,8 +11,8 @@
 //! * [`verbs`] and [`srq`]: the object commands (PD, MR, CQ, QP; shared receive queues).
 //! * [`provider`], [`rxe`], [`mlx5`]: the backends behind one contract.
 //!
-//! All of the project's `unsafe` code lives in this crate; every block carries a `// SAFETY:` comment
-//! and every `unsafe fn` a `# Safety` section.
+//! All of the project's `unsafe` code outside the mlx5 model lives in this crate; every block carries
+//! a `// SAFETY:` comment and every `unsafe fn` a `# Safety` section.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 

@@ -39,8 +39,8 @@ pub const RDMA_VERBS_IOCTL: u64 = nix::request_code_readwrite!(
     std::mem::size_of::<ib_uverbs_ioctl_hdr>()
 ) as u64;
 
-/// A device file: the kernel's uverbs character device, or (feature `mlx5-model`) a software model
-/// of the kernel and the device behind the same four calls.
+/// A device file: the kernel's uverbs character device, or a software model of the kernel and the
+/// device behind the same four calls ([`ModelFile`]; the crate `uverbs-mlx5-model` is one).
 ///
 /// Every command, mapping and event read of the crate goes through this type, so a model replaces
 /// exactly the kernel and the silicon: the code that builds the commands, the rings and the doorbells
@@ -49,19 +49,30 @@ pub const RDMA_VERBS_IOCTL: u64 = nix::request_code_readwrite!(
 pub enum DeviceFile {
     /// An open `/dev/infiniband/uverbsN`.
     Kernel(OwnedFd),
-    /// A model of one (`crate::mlx5::model`).
-    #[cfg(feature = "mlx5-model")]
+    /// A model of one ([`ModelFile`]).
     Model(ModelRef),
 }
 
-/// The kernel side of a device file, implemented by a model instead of the kernel.
+/// The kernel side of a device file, implemented by a model instead of the kernel: the seam through
+/// which a software device (the crate `uverbs-mlx5-model`) plugs into this crate.
 ///
 /// A model receives the very bytes the kernel would: the `RDMA_VERBS_IOCTL` header and attributes,
 /// the legacy `write()` commands, and the mmap offsets. It must keep the kernel's contract with them
 /// (write back handles, fds and responses through the pointers the command carries, answer errno
 /// values the kernel would).
-#[cfg(feature = "mlx5-model")]
-pub trait ModelFile: Send + Sync + std::fmt::Debug {
+///
+/// A model device is registered by handing out a [`DeviceInfo`](crate::discover::DeviceInfo) whose
+/// `model` is an open file of it: [`Context::open`](crate::context::Context::open) then opens a
+/// file of its own with [`ModelFile::reopen`] and sends every command there, not to the device node.
+///
+/// # Safety
+/// The driver trusts a model as it trusts the kernel. An implementation must, as the kernel does:
+/// on a successful command, have written a new, open descriptor that nothing else owns into every
+/// new-fd attribute (`UVERBS_ATTR_TYPE_FD` outputs) and fd response field (`async_fd` of
+/// `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`) the command has, since the driver adopts them as
+/// [`OwnedFd`]s; and write through the command's pointers only within the lengths they carry. (A
+/// mapping shorter than asked for, or not page aligned, is caught by [`DeviceFile::mmap`].)
+pub unsafe trait ModelFile: Send + Sync + std::fmt::Debug {
     /// `ioctl(RDMA_VERBS_IOCTL)`.
     ///
     /// # Safety
@@ -87,18 +98,15 @@ pub trait ModelFile: Send + Sync + std::fmt::Debug {
 }
 
 /// A shared model device file; equal when it is the same model.
-#[cfg(feature = "mlx5-model")]
 #[derive(Debug, Clone)]
 pub struct ModelRef(pub std::sync::Arc<dyn ModelFile>);
 
-#[cfg(feature = "mlx5-model")]
 impl PartialEq for ModelRef {
     fn eq(&self, other: &ModelRef) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
-#[cfg(feature = "mlx5-model")]
 impl Eq for ModelRef {}
 
 impl DeviceFile {
@@ -111,7 +119,6 @@ impl DeviceFile {
         match self {
             // SAFETY: the caller keeps `verbs_ioctl`'s contract.
             DeviceFile::Kernel(fd) => unsafe { verbs_ioctl(fd.as_fd(), hdr) },
-            #[cfg(feature = "mlx5-model")]
             // SAFETY: the same contract, passed on.
             DeviceFile::Model(m) => unsafe { m.0.ioctl(hdr) },
         }
@@ -126,18 +133,26 @@ impl DeviceFile {
         match self {
             // SAFETY: the caller keeps `write_command`'s contract.
             DeviceFile::Kernel(fd) => unsafe { write_command(fd.as_fd(), cmd) },
-            #[cfg(feature = "mlx5-model")]
             // SAFETY: the same contract, passed on.
             DeviceFile::Model(m) => unsafe { m.0.write(cmd) },
         }
     }
 
     /// Maps `len` bytes of the file at `offset` (see [`map_shared`]).
+    ///
+    /// A model's mapping must be page aligned and at least `len` bytes long, as the kernel's is (the
+    /// callers access the mapping on that assumption); one that is not is `EINVAL`, since
+    /// [`ModelFile::mmap`] is safe to implement.
     pub fn mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
         match self {
             DeviceFile::Kernel(fd) => map_shared(fd.as_fd(), len, offset),
-            #[cfg(feature = "mlx5-model")]
-            DeviceFile::Model(m) => m.0.mmap(len, offset),
+            DeviceFile::Model(m) => {
+                let map = m.0.mmap(len, offset)?;
+                if map.len() < len || map.as_ptr() as usize % page_size() != 0 {
+                    return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+                }
+                Ok(map)
+            }
         }
     }
 
@@ -145,7 +160,6 @@ impl DeviceFile {
     pub fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
             DeviceFile::Kernel(fd) => fd.as_fd(),
-            #[cfg(feature = "mlx5-model")]
             DeviceFile::Model(m) => m.0.as_fd(),
         }
     }

@@ -16,9 +16,9 @@
 //! [`buf`] (page-aligned queue memory and doorbell records), [`cq::Mlx5Cq`], [`qp::Mlx5Qp`] (RC,
 //! UC, UD), [`srq::Mlx5Srq`] and [`ah::Mlx5Ah`]. Posting and polling make no system call: WQEs go
 //! into the rings, the doorbell record is stored and the doorbell (or BlueFlame copy) written to the
-//! UAR; CQEs are read by their owner bit. The same code drives a ConnectX and, with feature
-//! `mlx5-model`, the software model in `model`. Memory windows are not supported (they need UMR
-//! WQEs): binds and local invalidations are [`Error::Unsupported`].
+//! UAR; CQEs are read by their owner bit. The same code drives a ConnectX and the software model
+//! of the crate `uverbs-mlx5-model` (through [`crate::sys::ModelFile`]). Memory windows are not
+//! supported (they need UMR WQEs): binds and local invalidations are [`Error::Unsupported`].
 //!
 //! The context keeps what its objects share: the UAR pages (mapped at the first CQ or QP), the
 //! doorbell-record pages, and the table by which completions find their queue (the user index of
@@ -29,8 +29,6 @@ pub mod buf;
 pub mod cq;
 pub mod cqe;
 pub mod doorbell;
-#[cfg(feature = "mlx5-model")]
-pub mod model;
 pub mod qp;
 pub mod srq;
 pub mod uar;

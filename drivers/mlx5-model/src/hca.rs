@@ -93,7 +93,7 @@ use state::{qps, Event, Qp, Srq, State};
 pub const PORT_MTU: u32 = 4096;
 
 /// `ib_qp_attr_mask` bits [`Hca::modify_qp`] looks at: the kernel's state table's own.
-pub use crate::qp_state::mask as qp_attr_mask;
+pub use uverbs_drivers::qp_state::mask as qp_attr_mask;
 
 /// Where the HCA delivers events: implemented by the kernel half, which owns the event files.
 pub trait EventSink: Send + Sync + std::fmt::Debug {

@@ -12,8 +12,12 @@ use std::time::{Duration, Instant};
 use super::parse::{Piece, Sge, Wqe};
 use super::state::{event, qps, RecvSlot, Retry, State};
 use super::{mem, Transport, PORT_MTU};
-use crate::mlx5::cqe::{cqe_opcode, syndrome};
-use crate::mlx5::wqe::opcode;
+// The CQE opcodes and error syndromes the HCA writes, and the WQE opcodes it executes, are the
+// hardware format's numbers (PRM); they are taken from the driver's definitions rather than written
+// twice. `drivers/tests/mlx5_golden.rs` checks those definitions against `mlx5dv.h`, independently of
+// the driver and this model.
+use uverbs_drivers::mlx5::cqe::{cqe_opcode, syndrome};
+use uverbs_drivers::mlx5::wqe::opcode;
 
 /// `ib_access_flags` bits.
 pub(super) mod access {

@@ -1,7 +1,7 @@
 //! Tests of the model HCA against the production data path: WQEs are built by
-//! [`crate::mlx5::wqe::SendQueue`] (receive WQEs with [`DataSeg`]), doorbells rung as the driver
-//! rings them (doorbell record, then the BlueFlame register), and the HCA's CQEs are read by
-//! [`crate::mlx5::cqe::CompletionQueue`]; memory is checked byte for byte.
+//! [`uverbs_drivers::mlx5::wqe::SendQueue`] (receive WQEs with [`DataSeg`]), doorbells rung as the
+//! driver rings them (doorbell record, then the BlueFlame register), and the HCA's CQEs are read by
+//! [`uverbs_drivers::mlx5::cqe::CompletionQueue`]; memory is checked byte for byte.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -10,18 +10,18 @@ use zerocopy::IntoBytes;
 
 use super::state::{event, qps};
 use super::*;
-use crate::mlx5::cqe::{
+use uverbs_drivers::mlx5::cqe::{
     self, cqe_opcode, syndrome, wc_flags, wc_opcode, wc_status, Completion, CompletionQueue,
     CompletionTarget, Cqe64, WqKey,
 };
-use crate::mlx5::doorbell::{
+use uverbs_drivers::mlx5::doorbell::{
     BlueFlameReg, DoorbellRecord, UarWriter, BF_OFFSET, CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI, RCV_DBR,
     SND_DBR,
 };
-use crate::mlx5::wqe::{
+use uverbs_drivers::mlx5::wqe::{
     self, Av, DataSeg, QpType, Retired, SendQueue, SendQueueConfig, INVALID_LKEY, SEND_WQE_BB,
 };
-use crate::wr::{self, send_flags, SendWr, Sge, UdDest};
+use uverbs_drivers::wr::{self, send_flags, SendWr, Sge, UdDest};
 
 const GID6: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
 const GID4: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3];

@@ -7,7 +7,10 @@ use super::exec::Outcome;
 use super::parse;
 use super::state::{event, qps, DbCheck, State};
 use super::{mem, ObjectKind};
-use crate::mlx5::cqe::syndrome;
+// The error syndromes of the CQEs the HCA writes are the hardware format's numbers, taken from the
+// driver's definitions rather than written twice. `drivers/tests/mlx5_golden.rs` checks those
+// definitions against `mlx5dv.h`, independently of the driver and this model.
+use uverbs_drivers::mlx5::cqe::syndrome;
 
 /// WQEs one QP may execute per round before the others get their turn.
 const BUDGET: u32 = 32;

@@ -17,8 +17,11 @@ use super::hca::{CqDesc, MrDesc, PathDesc, QpAttrs, QpDesc, SrqDesc, Transport};
 use super::kernel::{File, Udata};
 use super::uar::Uars;
 use super::{caps, uaccess, uar, Kind};
-use crate::qp_state;
-use crate::rxe::qp::state as qps;
+// The kernel's QP state machine (`ib_modify_qp_is_ok`): the model's `MODIFY_QP` runs the driver's
+// table of it (`qp_state::check`) rather than a second copy, so a transition the driver wrongly allows
+// is not caught by the model, only by a real kernel (the suites on rxe in the VM).
+use uverbs_drivers::qp_state;
+use uverbs_drivers::qp_state::state as qps;
 
 /// `MLX5_IB_DEFAULT_UIDX`: no user index.
 pub(super) const DEFAULT_UIDX: u32 = 0xff_ffff;
@@ -316,7 +319,7 @@ impl File {
             return Err(Errno::EINVAL);
         }
         let lib_4k = req.lib_caps & uapi::MLX5_LIB_CAP_4K_UAR != 0;
-        let page_size = crate::sys::page_size();
+        let page_size = uverbs_drivers::sys::page_size();
         let uars_per_page = if lib_4k {
             (page_size / uar::UAR_SIZE).max(1) as u32
         } else {
@@ -474,7 +477,7 @@ impl File {
         st: &mut FileState,
         req: &uapi::ib_uverbs_reg_mr,
     ) -> Result<(u32, u32), Errno> {
-        let page = crate::sys::page_size() as u64 - 1;
+        let page = uverbs_drivers::sys::page_size() as u64 - 1;
         if req.start & page != req.hca_va & page {
             return Err(Errno::EINVAL);
         }
@@ -1104,10 +1107,10 @@ impl File {
         let Some(Object::Srq(srq)) = st.objects.get(&cmd.srq_handle) else {
             return Err(Errno::EINVAL);
         };
-        if cmd.attr_mask & crate::srq::attr_mask::MAX_WR != 0 {
+        if cmd.attr_mask & uverbs_drivers::srq::attr_mask::MAX_WR != 0 {
             return Err(Errno::EINVAL);
         }
-        if cmd.attr_mask & crate::srq::attr_mask::LIMIT != 0 {
+        if cmd.attr_mask & uverbs_drivers::srq::attr_mask::LIMIT != 0 {
             if cmd.srq_limit >= srq.max {
                 return Err(Errno::EINVAL);
             }

@@ -1,21 +1,19 @@
-//! The mlx5 backend end to end on the software model (feature `mlx5-model`), at the driver level:
+//! The mlx5 backend end to end on the software model, at the driver level:
 //! open the model, create a PD, an MR, a CQ and an RC QP, connect the QP to itself through GID
 //! index 1, and move data: SEND (BlueFlame and doorbell paths, inline), RDMA WRITE with immediate,
 //! RDMA READ, atomics, unsignaled requests, arming, and a UD datagram to itself.
-#![cfg(feature = "mlx5-model")]
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use uverbs_drivers::context::Context;
 use uverbs_drivers::mlx5::ah::{AhLink, Mlx5Ah};
 use uverbs_drivers::mlx5::cq::Mlx5Cq;
-use uverbs_drivers::mlx5::model::Mlx5Model;
 use uverbs_drivers::mlx5::qp::Mlx5Qp;
 use uverbs_drivers::qp_state::mask;
 use uverbs_drivers::uapi;
 use uverbs_drivers::verbs::QpInit;
 use uverbs_drivers::wr::{opcode, send_flags, RecvWr, SendWr, Sge, UdDest};
+use uverbs_mlx5_model::Mlx5Model;
 
 const GID_INDEX: u8 = 1;
 

@@ -2,10 +2,11 @@
 //!
 //! [`Mlx5Model`] is one device: a ConnectX-6 Dx with one 100 Gb/s RoCE port. Its
 //! [`device_info`](Mlx5Model::device_info) is a [`DeviceInfo`] like discovery returns for a kernel
-//! device, except that its `model` names the model, so that [`crate::context::Context::open`] talks
-//! to the model instead of `/dev/infiniband/uverbsN`, through the very bytes it would send the kernel:
+//! device, except that its `model` names the model, so that
+//! [`uverbs_drivers::context::Context::open`] talks to the model instead of
+//! `/dev/infiniband/uverbsN`, through the very bytes it would send the kernel:
 //! `RDMA_VERBS_IOCTL` headers and attributes, legacy `write()` commands and `mmap` offsets
-//! ([`crate::sys::ModelFile`]).
+//! ([`uverbs_drivers::sys::ModelFile`]).
 //!
 //! The model has two halves, as the real thing does:
 //!
@@ -31,6 +32,22 @@
 //!
 //! Where the model deviates from the kernel, it is because a model cannot do otherwise, or because
 //! the kernel's behaviour would hand the HCA memory it cannot safely use; see [`Mlx5Model`].
+//!
+//! # Where it plugs in
+//!
+//! This crate depends on `uverbs-drivers`, never the other way round. The driver knows the model
+//! only as a [`ModelFile`](uverbs_drivers::sys::ModelFile) (the seam: its system calls on a device
+//! file go to the model instead of the kernel) and as the `model` of a [`DeviceInfo`] (how a model
+//! device is found by [`Context::open`](uverbs_drivers::context::Context::open)). The model reads
+//! the WQEs the driver writes and writes the CQEs it polls; where it takes their layout from the
+//! driver's definitions (`uverbs_drivers::mlx5::{wqe, cqe, doorbell}`), the `use` says why, and
+//! `drivers/tests/mlx5_golden.rs` checks those definitions byte for byte against rdma-core's
+//! `<infiniband/mlx5dv.h>`, independently of both.
+//!
+//! The model's `unsafe` (copies to and from user memory, the HCA's accesses to registered memory,
+//! rings and doorbell records) carries a `// SAFETY:` comment at every block, as the driver's does.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod hca;
 
@@ -53,9 +70,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use nix::errno::Errno;
 
-use crate::discover::{DeviceInfo, Driver};
-use crate::error::{Error, Result, Verb};
-use crate::sys::ModelRef;
+use uverbs_drivers::discover::{DeviceInfo, Driver};
+use uverbs_drivers::error::{Error, Result, Verb};
+use uverbs_drivers::sys::ModelRef;
 
 use events::{Events, Sink};
 use hca::{CqDesc, EventSink, Hca, HcaStats, MrDesc, QpAttrs, QpDesc, SrqDesc};
@@ -448,7 +465,7 @@ impl Device {
         }
         let ifindex = std::ffi::CString::new(cfg.netdev.clone())
             .ok()
-            .and_then(|n| crate::sys::if_nametoindex(&n))
+            .and_then(|n| uverbs_drivers::sys::if_nametoindex(&n))
             .unwrap_or(0);
         Ok(Arc::new(Device {
             state: Mutex::new(DevState {

@@ -1,8 +1,8 @@
 //! Send WQE parsing: what the HCA fetches from the SQ ring, checked as the hardware checks it.
 //!
 //! A WQE is read as `ds` octowords from its first basic block, continuing at the ring's start
-//! after its end (the wrap rule of `crate::mlx5::wqe`). The control segment must name this QP,
-//! carry the producer index the HCA expects, have a `ds` between 1 and 63 that fits the posted
+//! after its end (the wrap rule of `uverbs_drivers::mlx5::wqe`). The control segment must name this
+//! QP, carry the producer index the HCA expects, have a `ds` between 1 and 63 that fits the posted
 //! blocks, opmod 0 and an opcode the transport has; then come the fixed segments of the opcode
 //! (remote address, atomic operands, the 48-byte datagram segment) and the data: 16-byte data
 //! segments or inline segments (`byte_count | 0x8000_0000`, the bytes, padding to 16). Anything else
@@ -12,7 +12,12 @@ use zerocopy::FromBytes;
 
 use super::mem;
 use super::Transport;
-use crate::mlx5::wqe::{opcode, Av, CtrlSeg, DatagramSeg, EXTENDED_UD_AV, INLINE_SEG};
+// The send WQE segments the HCA parses (control, datagram with its address vector, inline, opcodes)
+// are the hardware format; they are taken from the driver's definitions rather than written twice,
+// so the model checks what the driver posts, not the layouts themselves:
+// `drivers/tests/mlx5_golden.rs` checks those definitions against `mlx5dv.h`, independently of the
+// driver and this model.
+use uverbs_drivers::mlx5::wqe::{opcode, Av, CtrlSeg, DatagramSeg, EXTENDED_UD_AV, INLINE_SEG};
 
 /// Octoword size.
 const OW: usize = 16;
@@ -64,7 +69,7 @@ impl Wqe {
 
     /// The solicited-event flag.
     pub fn solicited(&self) -> bool {
-        self.fm_ce_se & crate::mlx5::wqe::fm_ce_se::SOLICITED != 0
+        self.fm_ce_se & uverbs_drivers::mlx5::wqe::fm_ce_se::SOLICITED != 0
     }
 
     /// The data segments (for reads and atomics, which have no inline data).

@@ -63,11 +63,11 @@ impl Uars {
         num_low_latency: u32,
         ver: u32,
     ) -> Result<Uars, Errno> {
-        let page_size = crate::sys::page_size();
+        let page_size = uverbs_drivers::sys::page_size();
         let pages = total / (uars_per_page * NON_FP_BFREGS_PER_UAR);
         let len = pages as usize * page_size;
         nix::unistd::ftruncate(memfd, len as libc::off_t)?;
-        let map = crate::sys::map_shared(memfd, len.max(page_size), 0)
+        let map = uverbs_drivers::sys::map_shared(memfd, len.max(page_size), 0)
             .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::ENOMEM)))?;
         Ok(Uars {
             pages,
@@ -169,7 +169,7 @@ impl Uars {
         if len != self.page_size || index >= u64::from(self.pages) {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
-        crate::sys::map_shared(memfd.as_fd(), len, index * self.page_size as u64)
+        uverbs_drivers::sys::map_shared(memfd.as_fd(), len, index * self.page_size as u64)
     }
 }
 
@@ -197,9 +197,13 @@ mod tests {
         let base = u.cq_uar();
         assert_eq!(u.reg_addr(0, 512), base + 0x800);
         assert_eq!(u.reg_addr(29, 512), base + 7 * 4096 + 0x800 + 512);
-        assert!(u.map_page(&fd, 7, crate::sys::page_size()).is_ok());
-        assert!(u.map_page(&fd, 8, crate::sys::page_size()).is_err());
-        assert!(u.map_page(&fd, 0, 2 * crate::sys::page_size()).is_err());
+        assert!(u.map_page(&fd, 7, uverbs_drivers::sys::page_size()).is_ok());
+        assert!(u
+            .map_page(&fd, 8, uverbs_drivers::sys::page_size())
+            .is_err());
+        assert!(u
+            .map_page(&fd, 0, 2 * uverbs_drivers::sys::page_size())
+            .is_err());
         // Version 0: only the doorbell register.
         let fd = create_memfd().unwrap();
         let mut u = Uars::new(fd.as_fd(), 4, 1, 0, 0).unwrap();

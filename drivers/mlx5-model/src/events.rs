@@ -99,7 +99,7 @@ impl EventFile {
         let (user, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)?;
         // Best effort: a bigger pipe holds more unread events before they wait in `pending`.
         let _ = nix::fcntl::fcntl(&write, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
-        let read = crate::sys::dup_cloexec(user.as_fd())?;
+        let read = uverbs_drivers::sys::dup_cloexec(user.as_fd())?;
         let ino = inode_of(read.as_raw_fd())?;
         Ok((
             EventFile {

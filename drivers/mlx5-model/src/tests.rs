@@ -11,11 +11,11 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use super::hca::{CqDesc, EventSink, Hca, HcaStats, MrDesc, QpAttrs, QpDesc, SrqDesc};
 use super::*;
-use crate::chan::CommandPath;
-use crate::context::Context;
-use crate::error::Error;
-use crate::qp_state::mask as m;
-use crate::rxe::qp::state as qps;
+use uverbs_drivers::chan::CommandPath;
+use uverbs_drivers::context::Context;
+use uverbs_drivers::error::Error;
+use uverbs_drivers::qp_state::mask as m;
+use uverbs_drivers::rxe::qp::state as qps;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -109,7 +109,7 @@ fn recorded(cfg: ModelConfig) -> (Mlx5Model, Arc<Recorder>) {
 
 /// `n` pages of page-aligned, zeroed memory, followed by an inaccessible guard page.
 fn pages(n: usize) -> memmap2::MmapMut {
-    let page = crate::sys::page_size();
+    let page = uverbs_drivers::sys::page_size();
     let mut m = memmap2::MmapMut::map_anon((n + 1) * page).unwrap();
     let guard = std::ptr::NonNull::new(m[n * page..].as_mut_ptr().cast()).unwrap();
     // SAFETY: the guard page is the last page of this mapping, which the tests never touch.
@@ -142,7 +142,7 @@ impl CqMem {
     fn new(requested: u32) -> CqMem {
         let ncqe = (requested + 1).next_power_of_two();
         let bytes = ncqe as usize * 64;
-        let buf = pages(bytes.div_ceil(crate::sys::page_size()));
+        let buf = pages(bytes.div_ceil(uverbs_drivers::sys::page_size()));
         CqMem {
             buf,
             db: pages(1),
@@ -169,7 +169,7 @@ unsafe fn create_cq(
     mem: &CqMem,
     channel: Option<std::os::fd::BorrowedFd<'_>>,
     user_handle: u64,
-) -> crate::Result<(u32, u32, u32)> {
+) -> uverbs_drivers::Result<(u32, u32, u32)> {
     let cmd = mem.cmd();
     let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
     // SAFETY: `cmd` names `mem`'s buffer and doorbell record; this function's contract.
@@ -198,7 +198,7 @@ impl QpMem {
     fn new(rq: u32, sq: u32) -> QpMem {
         let bytes = rq as usize * 32 + sq as usize * 64;
         QpMem {
-            buf: pages(bytes.div_ceil(crate::sys::page_size()).max(1)),
+            buf: pages(bytes.div_ceil(uverbs_drivers::sys::page_size()).max(1)),
             db: pages(1),
             rq,
             sq,
@@ -217,8 +217,8 @@ impl QpMem {
     }
 }
 
-fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> crate::verbs::QpInit {
-    crate::verbs::QpInit {
+fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> uverbs_drivers::verbs::QpInit {
+    uverbs_drivers::verbs::QpInit {
         pd,
         send_cq: cq,
         recv_cq: cq,
@@ -243,9 +243,12 @@ fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> crate::verbs::QpInit {
 /// destroyed (or its context closed), and nothing accesses it in ways that race with the device.
 unsafe fn create_qp(
     ctx: &Context,
-    init: &crate::verbs::QpInit,
+    init: &uverbs_drivers::verbs::QpInit,
     cmd: &uapi::mlx5_ib_create_qp,
-) -> crate::Result<(crate::verbs::QpCreated, uapi::mlx5_ib_create_qp_resp)> {
+) -> uverbs_drivers::Result<(
+    uverbs_drivers::verbs::QpCreated,
+    uapi::mlx5_ib_create_qp_resp,
+)> {
     let mut resp = uapi::mlx5_ib_create_qp_resp::new_zeroed();
     // SAFETY: this function's contract.
     let c = unsafe { ctx.create_qp_with_udata(init, cmd.as_bytes(), resp.as_mut_bytes()) }?;
@@ -262,7 +265,7 @@ fn modify(
     handle: u32,
     mask: u32,
     f: impl FnOnce(&mut uapi::ib_uverbs_modify_qp),
-) -> crate::Result<()> {
+) -> uverbs_drivers::Result<()> {
     let mut req = uapi::ib_uverbs_modify_qp::new_zeroed();
     req.qp_handle = handle;
     req.attr_mask = mask;
@@ -271,7 +274,7 @@ fn modify(
 }
 
 /// RESET → INIT → RTR → RTS of an RC QP connected to `dest_qpn` over GID index 1.
-fn connect_rc(ctx: &Context, handle: u32, dest_qpn: u32) -> crate::Result<()> {
+fn connect_rc(ctx: &Context, handle: u32, dest_qpn: u32) -> uverbs_drivers::Result<()> {
     modify(
         ctx,
         handle,
@@ -345,7 +348,7 @@ impl RawIoctl {
         r
     }
 
-    fn run(&mut self, file: &crate::sys::ModelRef) -> std::result::Result<(), Errno> {
+    fn run(&mut self, file: &uverbs_drivers::sys::ModelRef) -> std::result::Result<(), Errno> {
         // SAFETY: the header is followed by its attributes in this struct, and every pointer
         // attribute the tests build points to live memory of the right size (or is meant to be
         // rejected, which the model does without touching it).
@@ -365,16 +368,16 @@ fn attr(attr_id: u16, len: u16, flags: u16, data: u64) -> uapi::ib_uverbs_attr {
 
 const MAND: u16 = uapi::UVERBS_ATTR_F_MANDATORY;
 
-fn model_file(info: &crate::discover::DeviceInfo) -> crate::sys::ModelRef {
+fn model_file(info: &uverbs_drivers::discover::DeviceInfo) -> uverbs_drivers::sys::ModelRef {
     info.model.clone().unwrap()
 }
 
 /// The file a context talks to (each context opens its own).
-fn context_file(ctx: &Context) -> crate::sys::ModelRef {
-    match ctx.channel().file() {
-        crate::sys::DeviceFile::Model(m) => m.clone(),
-        other => panic!("not a model file: {other:?}"),
-    }
+fn context_file(ctx: &Context) -> uverbs_drivers::sys::ModelRef {
+    ctx.channel()
+        .model_file()
+        .expect("a context of the model talks to a model file")
+        .clone()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -572,7 +575,7 @@ fn invoke_write_probe_and_get_context() {
     assert_eq!(r.run(&file), Err(Errno::EOPNOTSUPP));
 
     // GET_CONTEXT by ioctl, with rdma-core's request.
-    let req = crate::mlx5::Mlx5Context::request();
+    let req = uverbs_drivers::mlx5::Mlx5Context::request();
     let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
     let mut ncv = 0u32;
     let mut core = 0u64;
@@ -622,7 +625,7 @@ fn invoke_write_probe_and_get_context() {
     assert_eq!(resp.log_uar_size, 12);
     assert_eq!(
         resp.num_uars_per_page as usize,
-        crate::sys::page_size() / 4096
+        uverbs_drivers::sys::page_size() / 4096
     );
     assert_eq!(resp.cache_line_size, 64);
     assert_eq!(resp.eth_min_inline, uapi::MLX5_USER_INLINE_MODE_NONE);
@@ -660,18 +663,20 @@ fn invoke_write_probe_and_get_context() {
     // SAFETY: the command succeeded, so the attribute holds a descriptor made for us.
     let async_fd = unsafe { OwnedFd::from_raw_fd(r.attrs[0].data as i32) };
     assert_eq!(
-        crate::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
+        uverbs_drivers::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
         None
     );
     model.set_port_active(false);
-    let ev = crate::event::read_async_event(async_fd.as_fd(), Some(Duration::from_secs(5)))
-        .unwrap()
-        .unwrap();
+    let ev =
+        uverbs_drivers::event::read_async_event(async_fd.as_fd(), Some(Duration::from_secs(5)))
+            .unwrap()
+            .unwrap();
     assert_eq!((ev.element, ev.event_type), (1, 10)); // port 1, IB_EVENT_PORT_ERR
     model.set_port_active(true);
-    let ev = crate::event::read_async_event(async_fd.as_fd(), Some(Duration::from_secs(5)))
-        .unwrap()
-        .unwrap();
+    let ev =
+        uverbs_drivers::event::read_async_event(async_fd.as_fd(), Some(Duration::from_secs(5)))
+            .unwrap()
+            .unwrap();
     assert_eq!((ev.element, ev.event_type), (1, 9)); // IB_EVENT_PORT_ACTIVE
 
     // Requests the kernel refuses.
@@ -689,7 +694,7 @@ fn invoke_write_probe_and_get_context() {
     ];
     for (change, e) in cases {
         let f = model.open();
-        let mut q = crate::mlx5::Mlx5Context::request();
+        let mut q = uverbs_drivers::mlx5::Mlx5Context::request();
         change(&mut q);
         let attrs = [attr(
             uapi::UVERBS_ATTR_UHW_IN,
@@ -726,7 +731,7 @@ fn invoke_write_probe_and_get_context() {
 // ---------------------------------------------------------------------------------------------
 // Write commands.
 
-fn write(file: &crate::sys::ModelRef, bytes: &[u8]) -> std::result::Result<usize, Errno> {
+fn write(file: &uverbs_drivers::sys::ModelRef, bytes: &[u8]) -> std::result::Result<usize, Errno> {
     // SAFETY: every response pointer the tests put in a command points to a live buffer of the
     // announced size (or is meant to be rejected).
     unsafe { file.0.write(bytes) }
@@ -751,7 +756,7 @@ fn write_commands_are_checked() {
     // GET_CONTEXT with the driver request after the core one, the async fd in the response.
     let mut out = [0u8; 8 + 72];
     let mut req = (out.as_mut_ptr() as u64).to_ne_bytes().to_vec();
-    req.extend_from_slice(crate::mlx5::Mlx5Context::request().as_bytes());
+    req.extend_from_slice(uverbs_drivers::mlx5::Mlx5Context::request().as_bytes());
     let cmd = legacy(uapi::IB_USER_VERBS_CMD_GET_CONTEXT, &req, 20);
     assert_eq!(write(&file, &cmd), Ok(cmd.len()));
     let resp = uapi::ib_uverbs_get_context_resp::read_from_bytes(&out[..8]).unwrap();
@@ -759,7 +764,7 @@ fn write_commands_are_checked() {
     // SAFETY: the command succeeded, so `async_fd` was made for us.
     let async_fd = unsafe { OwnedFd::from_raw_fd(resp.async_fd as i32) };
     assert_eq!(
-        crate::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
+        uverbs_drivers::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
         None
     );
     let drv = uapi::mlx5_ib_alloc_ucontext_resp::read_from_bytes(&out[8..]).unwrap();
@@ -876,7 +881,7 @@ fn queries_on_every_path() {
             (0x02c9, 4125, caps::FW_VER)
         );
         assert_eq!(
-            <crate::mlx5::Mlx5Context as crate::provider::ProviderContext>::format_fw_ver(b.fw_ver),
+            <uverbs_drivers::mlx5::Mlx5Context as uverbs_drivers::provider::ProviderContext>::format_fw_ver(b.fw_ver),
             "22.36.1010"
         );
         assert_eq!(
@@ -947,7 +952,7 @@ fn pds_and_mrs() {
         let keys2 = unsafe { ctx.reg_mr(pd, a + 16, 100, 0x1000_0010, rw) }.unwrap();
         assert_ne!(keys2.lkey, keys.lkey);
         // The kernel's refusals.
-        let e = |r: crate::Result<crate::verbs::MrKeys>| errno(r.unwrap_err());
+        let e = |r: uverbs_drivers::Result<uverbs_drivers::verbs::MrKeys>| errno(r.unwrap_err());
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
             e(unsafe { ctx.reg_mr(pd, 0x1000, 4096, 0x1000, rw) }),
@@ -1037,12 +1042,12 @@ fn cqs_channels_and_events() {
         model.dev.events.completion(cqn);
         model.dev.events.completion(cqn);
         assert_eq!(
-            crate::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
+            uverbs_drivers::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
             Some(0xc0ffee)
         );
         assert_eq!(ctx.destroy_cq(h).unwrap(), (1, 0), "{ioctl:?} {path:?}");
         assert_eq!(
-            crate::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
+            uverbs_drivers::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
             None
         );
         // Refusals.
@@ -1318,7 +1323,7 @@ fn qps_modify_query_and_destroy() {
             Errno::EINVAL
         );
         // Creation refusals.
-        let ce = |init: &crate::verbs::QpInit, cmd: &uapi::mlx5_ib_create_qp| {
+        let ce = |init: &uverbs_drivers::verbs::QpInit, cmd: &uapi::mlx5_ib_create_qp| {
             // SAFETY: refused (asserted), so no QP uses what the command names.
             errno(unsafe { create_qp(&ctx, init, cmd) }.unwrap_err())
         };
@@ -1446,7 +1451,7 @@ fn srqs_and_ahs() {
         cmd.buf_addr = buf.as_ptr() as u64;
         cmd.db_addr = db.as_ptr() as u64 + 64;
         cmd.uidx = 9;
-        let init = crate::srq::SrqInit {
+        let init = uverbs_drivers::srq::SrqInit {
             pd,
             max_wr: 100,
             max_sge: 2,
@@ -1466,22 +1471,39 @@ fn srqs_and_ahs() {
         // The limit given at creation is not armed (ibv_create_srq ignores it).
         assert_eq!(ctx.query_srq(srq.handle).unwrap().srq_limit, 0);
         // SAFETY: no driver data: the command names no memory.
-        unsafe { ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 5, &[]) }.unwrap();
+        unsafe { ctx.modify_srq(srq.handle, uverbs_drivers::srq::attr_mask::LIMIT, 0, 5, &[]) }
+            .unwrap();
         let q = ctx.query_srq(srq.handle).unwrap();
         assert_eq!((q.max_wr, q.max_sge, q.srq_limit), (127, 2, 5));
         assert_eq!(
             errno(
                 // SAFETY: no driver data: the command names no memory.
-                unsafe { ctx.modify_srq(srq.handle, crate::srq::attr_mask::LIMIT, 0, 128, &[]) }
-                    .unwrap_err()
+                unsafe {
+                    ctx.modify_srq(
+                        srq.handle,
+                        uverbs_drivers::srq::attr_mask::LIMIT,
+                        0,
+                        128,
+                        &[],
+                    )
+                }
+                .unwrap_err()
             ),
             Errno::EINVAL
         );
         assert_eq!(
             errno(
                 // SAFETY: no driver data: the command names no memory.
-                unsafe { ctx.modify_srq(srq.handle, crate::srq::attr_mask::MAX_WR, 200, 0, &[]) }
-                    .unwrap_err()
+                unsafe {
+                    ctx.modify_srq(
+                        srq.handle,
+                        uverbs_drivers::srq::attr_mask::MAX_WR,
+                        200,
+                        0,
+                        &[],
+                    )
+                }
+                .unwrap_err()
             ),
             Errno::EINVAL
         );
@@ -1546,7 +1568,7 @@ fn srqs_and_ahs() {
         assert_eq!(ctx.destroy_srq(srq.handle).unwrap(), 1);
 
         // Address handles: the destination MAC a neighbour table gives.
-        let ah = |dgid: [u8; 16], sgid: u8| -> crate::Result<[u8; 6]> {
+        let ah = |dgid: [u8; 16], sgid: u8| -> uverbs_drivers::Result<[u8; 6]> {
             let mut attr = uapi::ib_uverbs_ah_attr::new_zeroed();
             attr.is_global = 1;
             attr.port_num = 1;
@@ -1607,7 +1629,7 @@ fn uar_pages_are_shared_with_the_model() {
     let model = Mlx5Model::new().unwrap();
     let info = model.device_info();
     let file = model_file(&info);
-    let page = crate::sys::page_size();
+    let page = uverbs_drivers::sys::page_size();
     assert_eq!(
         file.0.mmap(page, 0).unwrap_err().raw_os_error(),
         Some(libc::EINVAL),
@@ -1654,14 +1676,15 @@ fn each_context_opens_its_own_file_and_files_close() {
         .join("class/infiniband/mlx5_0/ports/1/gids/254")
         .exists());
     let found =
-        crate::discover::devices_in(&root, std::path::Path::new("/dev/infiniband"), None).unwrap();
+        uverbs_drivers::discover::devices_in(&root, std::path::Path::new("/dev/infiniband"), None)
+            .unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(
         (found[0].name.as_str(), found[0].abi_version),
         ("mlx5_0", 1)
     );
     let info = model.device_info();
-    assert_eq!(info.driver, crate::discover::Driver::Mlx5);
+    assert_eq!(info.driver, uverbs_drivers::discover::Driver::Mlx5);
     assert!(!info.devnode.exists());
     {
         let a = Context::open_with(&info, CommandPath::Auto).unwrap();
@@ -1780,7 +1803,7 @@ fn rc_loopback_through_the_hca() {
     wqe[36..40].copy_from_slice(&mr.lkey.to_be_bytes());
     wqe[40..48].copy_from_slice(&a.to_be_bytes());
     // Arm the CQ (sn 0, ci 0): doorbell record, then the UAR register.
-    let page = crate::sys::page_size();
+    let page = uverbs_drivers::sys::page_size();
     let file = context_file(&ctx);
     let uar0 = file.0.mmap(page, 0).unwrap();
     let arm = 0u32; // sn 0, REQ_NOT (any completion), ci 0
@@ -1809,7 +1832,8 @@ fn rc_loopback_through_the_hca() {
             u64::from_ne_bytes(wqe[..8].try_into().unwrap()),
         );
     }
-    let ev = crate::event::read_comp_event(chan.as_fd(), Some(Duration::from_secs(5))).unwrap();
+    let ev =
+        uverbs_drivers::event::read_comp_event(chan.as_fd(), Some(Duration::from_secs(5))).unwrap();
     assert_eq!(ev, Some(0xfeed));
     assert_eq!(&mem[2048..2056], b"uverbs!!");
     // The CQE: requester, owner bit 0, wqe_counter 0, opcode RDMA_WRITE in sop_drop_qpn.
@@ -1834,7 +1858,7 @@ fn cqe_version_0_and_the_first_request_format() {
         let model = Mlx5Model::new().unwrap();
         let file = File::new(Arc::clone(&model.dev));
         let mut st = FileState::default();
-        let mut req = crate::mlx5::Mlx5Context::request();
+        let mut req = uverbs_drivers::mlx5::Mlx5Context::request();
         req.max_cqe_version = 0;
         let req_bytes = if v0_request {
             &req.as_bytes()[..8]

@@ -11,9 +11,17 @@ use zerocopy::{FromBytes, IntoBytes};
 use super::mem;
 use super::parse::{self, Ring, Sge, ZERO_LENGTH_MEANS};
 use super::{CqDesc, HcaStats, MrDesc, ObjectKind, QpAttrs, QpDesc, SrqDesc};
-use crate::mlx5::cqe::{cqe_opcode, device_owner_bit, syndrome, Cqe64, ErrCqe, CQ_DB_REQ_NOT_SOL};
-use crate::mlx5::doorbell::{CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI, RCV_DBR, SND_DBR};
-use crate::mlx5::wqe::{DataSeg, INVALID_LKEY};
+// The CQE layout the HCA writes (`Cqe64`, `ErrCqe`, opcodes, syndromes, the owner bit), the doorbell
+// record and UAR offsets it reads, and the data segment of receive WQEs are the hardware format;
+// they are taken from the driver's definitions rather than written twice, so the model checks the
+// driver's *use* of them (ring arithmetic, ordering, what is posted), not the layouts themselves:
+// `drivers/tests/mlx5_golden.rs` checks those definitions against `mlx5dv.h`, independently of
+// the driver and this model.
+use uverbs_drivers::mlx5::cqe::{
+    cqe_opcode, device_owner_bit, syndrome, Cqe64, ErrCqe, CQ_DB_REQ_NOT_SOL,
+};
+use uverbs_drivers::mlx5::doorbell::{CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI, RCV_DBR, SND_DBR};
+use uverbs_drivers::mlx5::wqe::{DataSeg, INVALID_LKEY};
 
 /// `enum ib_event_type` values the HCA raises.
 pub(super) mod event {

@@ -232,7 +232,7 @@ fn check_mapped(addr: u64, len: u64, write: bool, pin: bool) -> Result<(), Errno
 /// wrap (`EINVAL`), is not empty (`EINVAL`), and every page of it is mapped, readable, writable if
 /// the device writes to it, and not device memory (`EFAULT`, as `pin_user_pages` fails).
 pub(super) fn check_pin(addr: u64, len: u64, writable: bool) -> Result<(), Errno> {
-    let page = crate::sys::page_size() as u64;
+    let page = uverbs_drivers::sys::page_size() as u64;
     let end = addr.checked_add(len).ok_or(Errno::EINVAL)?;
     end.checked_add(page - 1).ok_or(Errno::EINVAL)?;
     if len == 0 {
@@ -245,7 +245,7 @@ pub(super) fn check_pin(addr: u64, len: u64, writable: bool) -> Result<(), Errno
 
 /// `mlx5_ib_db_map_user`: the page that holds a doorbell record at `addr` must be pinnable.
 pub(super) fn check_db_page(addr: u64) -> Result<(), Errno> {
-    let page = crate::sys::page_size() as u64;
+    let page = uverbs_drivers::sys::page_size() as u64;
     check_pin(addr & !(page - 1), page, false)
 }
 

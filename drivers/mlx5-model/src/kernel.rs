@@ -24,7 +24,7 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 use super::events::{into_user_fd, FileKind};
 use super::objects::{CqParams, Destroyed, FileState, Object, QpParams, SrqParams};
 use super::{caps, uaccess, Device, IoctlSupport, ObjectCounts};
-use crate::sys::ModelFile;
+use uverbs_drivers::sys::ModelFile;
 
 const HDR_LEN: usize = std::mem::size_of::<uapi::ib_uverbs_ioctl_hdr>();
 const ATTR_LEN: usize = std::mem::size_of::<uapi::ib_uverbs_attr>();
@@ -1359,7 +1359,7 @@ impl File {
         let hdr: uapi::ib_uverbs_ioctl_hdr = uaccess::read_obj(hdr_addr)?;
         let n = usize::from(hdr.num_attrs);
         let length = usize::from(hdr.length);
-        if length > crate::sys::page_size() || length != HDR_LEN + n * ATTR_LEN {
+        if length > uverbs_drivers::sys::page_size() || length != HDR_LEN + n * ATTR_LEN {
             return Err(Errno::EINVAL);
         }
         if hdr.reserved1 != 0 || hdr.reserved2 != 0 {
@@ -2155,7 +2155,7 @@ impl File {
     /// `mlx5_ib_mmap`.
     fn do_mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
         let err = |e: i32| Err(std::io::Error::from_raw_os_error(e));
-        let page = crate::sys::page_size() as u64;
+        let page = uverbs_drivers::sys::page_size() as u64;
         if len == 0 || offset % page != 0 {
             return err(libc::EINVAL);
         }
@@ -2182,7 +2182,11 @@ impl File {
     }
 }
 
-impl ModelFile for File {
+// SAFETY: the kernel half keeps the kernel's contract with the driver: a successful command has
+// written a newly created descriptor (`events::into_user_fd`, given away exactly once) into each of
+// its new-fd attributes and fd response fields, and every write to user memory goes through
+// `uaccess`, which copies at most the length the command gives for that pointer.
+unsafe impl ModelFile for File {
     unsafe fn ioctl(&self, hdr: *mut uapi::ib_uverbs_ioctl_hdr) -> nix::Result<()> {
         self.dev
             .ioctls
@@ -2217,7 +2221,7 @@ impl ModelFile for File {
         }
     }
 
-    fn reopen(&self) -> crate::sys::ModelRef {
-        crate::sys::ModelRef(File::open(Arc::clone(&self.dev)))
+    fn reopen(&self) -> uverbs_drivers::sys::ModelRef {
+        uverbs_drivers::sys::ModelRef(File::open(Arc::clone(&self.dev)))
     }
 }
