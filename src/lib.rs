@@ -107,10 +107,14 @@ pub fn leaked_bytes() -> u64 {
 }
 
 /// How many destroy commands issued while dropping an object the kernel has refused in this process
-/// (each also reported; see [`leaked_bytes`] for what a refused deregistration keeps).
+/// (each also handed to the hook of [`set_drop_error_hook`], if one is installed; see
+/// [`leaked_bytes`] for what a refused deregistration keeps).
 pub fn drop_errors() -> u64 {
     uverbs_drivers::drop_errors()
 }
+
+// Destroy errors in `Drop`: the library prints nothing; the application may install a hook.
+pub use uverbs_drivers::{clear_drop_error_hook, set_drop_error_hook, DropError};
 
 /// Extension to get the typed [`Error`] out of an `io::Error` returned by this crate.
 pub trait ErrorExt {

@@ -39,15 +39,79 @@ pub use uverbs_uapi as uapi;
 
 static DROP_ERRORS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Reports an error the kernel returned while an object was being destroyed by `Drop`, which cannot
-/// return it: the error is counted ([`drop_errors`]) and written to standard error if it can be.
+/// A destroy command the kernel refused while `Drop` was destroying an object: what [`Drop`] cannot
+/// return, handed to the hook installed with [`set_drop_error_hook`].
 ///
-/// Never panics: it runs inside `Drop`, and `eprintln!` would panic when standard error cannot be
-/// written (a closed pipe, a full disk), so a failed write is ignored.
-pub fn report_drop_error(what: &str, e: &Error) {
-    use std::io::Write;
+/// Its `Display` is `destroying a {object} failed: {error}`, e.g. `destroying a memory region
+/// failed: DEREG_MR failed: EBUSY (Device or resource busy)`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DropError<'a> {
+    /// What was being destroyed, in words: `"memory region"`, `"queue pair"`, `"multicast
+    /// attachment"`, ...
+    pub object: &'static str,
+    /// The typed error: [`Error::verb`] names the destroy command, [`Error::errno`] the kernel's
+    /// answer.
+    pub error: &'a Error,
+}
+
+impl std::fmt::Display for DropError<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "destroying a {} failed: {}", self.object, self.error)
+    }
+}
+
+/// The hook type [`set_drop_error_hook`] installs.
+type DropErrorHook = std::sync::Arc<dyn Fn(&DropError<'_>) + Send + Sync>;
+
+static DROP_ERROR_HOOK: std::sync::RwLock<Option<DropErrorHook>> = std::sync::RwLock::new(None);
+
+/// Installs the function that hears of every destroy error in `Drop` ([`DropError`]), replacing
+/// the previous one; the library itself never writes to standard output or standard error, so
+/// without a hook such errors are only counted ([`drop_errors`]).
+///
+/// The hook runs on the thread that drops the object, inside that `Drop`, with no lock of this
+/// crate held: it may drop further objects (their errors reach it too) or replace itself. It must
+/// not block for long. A panic in the hook is caught and ignored (the process's panic hook still
+/// reports it, as for any panic), so it never unwinds out of `Drop`; under `panic = "abort"` it
+/// aborts, as every panic does.
+///
+/// ```
+/// // What the `uverbs` CLI installs: the line the library used to print itself.
+/// uverbs_drivers::set_drop_error_hook(|e| eprintln!("uverbs: {e}"));
+/// // Or take the event apart: the verb and the kernel's errno.
+/// uverbs_drivers::set_drop_error_hook(|e| {
+///     eprintln!("{} ({:?}, {})", e.object, e.error.verb(), e.error.errno());
+/// });
+/// # uverbs_drivers::clear_drop_error_hook();
+/// ```
+pub fn set_drop_error_hook(hook: impl Fn(&DropError<'_>) + Send + Sync + 'static) {
+    *DROP_ERROR_HOOK.write().unwrap_or_else(|p| p.into_inner()) = Some(std::sync::Arc::new(hook));
+}
+
+/// Removes the hook [`set_drop_error_hook`] installed, if any: destroy errors in `Drop` are then
+/// only counted again.
+pub fn clear_drop_error_hook() {
+    *DROP_ERROR_HOOK.write().unwrap_or_else(|p| p.into_inner()) = None;
+}
+
+/// Reports an error the kernel returned while an object was being destroyed by `Drop`, which cannot
+/// return it: the error is counted ([`drop_errors`]) and handed to the hook installed with
+/// [`set_drop_error_hook`], if there is one. Nothing is printed.
+///
+/// Never panics (it runs inside `Drop`): a panicking hook is caught.
+pub fn report_drop_error(object: &'static str, error: &Error) {
     DROP_ERRORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let _ = writeln!(std::io::stderr(), "uverbs: destroying a {what} failed: {e}");
+    // Cloned out so that no lock is held while the hook runs (it may drop objects, or re-install).
+    let hook = DROP_ERROR_HOOK
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if let Some(hook) = hook {
+        let event = DropError { object, error };
+        // Ignored: a panic here must not unwind out of `Drop` (during an unwind it would abort).
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&event)));
+    }
 }
 
 /// How many destroy errors [`report_drop_error`] has seen in this process.

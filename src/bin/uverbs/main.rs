@@ -28,6 +28,12 @@ Commands:
 ";
 
 fn main() {
+    // The library prints nothing; the tools report a destroy `Drop` could not do, as rdma-core's
+    // do. `writeln!`, not `eprintln!`, which panics when stderr cannot be written.
+    uverbs::set_drop_error_hook(|e| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "uverbs: {e}");
+    });
     let argv: Vec<String> = std::env::args().collect();
     let code = match argv.get(1).map(String::as_str) {
         Some("devices") => devinfo::devices_main(&argv[2..]),
