@@ -154,6 +154,7 @@ pub fn run(cmd: &str, args: &[&str]) -> Output {
 }
 
 /// Runs the `uverbs` CLI built for this test.
+#[cfg(feature = "cli")]
 pub fn uverbs(args: &[&str]) -> Output {
     run(env!("CARGO_BIN_EXE_uverbs"), args)
 }

@@ -4,10 +4,10 @@
 use std::fmt::Write;
 use std::io;
 
+use serde::Serialize;
 use uverbs::{Context, DeviceAttr, GidEntry, GidType, LinkLayer, NodeType, PortAttr};
 
 use crate::args::{self, Item, Opt};
-use crate::json::Json;
 
 /// `uverbs devices [--json]`.
 pub fn devices_main(argv: &[String]) -> i32 {
@@ -20,19 +20,7 @@ pub fn devices_main(argv: &[String]) -> i32 {
         }
     };
     if json {
-        let devs: Vec<Json> = list
-            .iter()
-            .map(|d| {
-                let mut o = Json::obj();
-                o.set("name", d.name_str())
-                    .set("node_guid", d.guid().ok().map(|g| g.to_string()))
-                    .set("driver", d.driver().name())
-                    .set("uverbs", d.uverbs_path().display().to_string())
-                    .set("index", d.index().ok());
-                o
-            })
-            .collect();
-        println!("{}", Json::from(devs).pretty());
+        println!("{}", devices_json(&list));
         return 0;
     }
     let mut out = String::new();
@@ -44,6 +32,37 @@ pub fn devices_main(argv: &[String]) -> i32 {
     }
     print!("{out}");
     0
+}
+
+/// One device of `uverbs devices --json`.
+#[derive(Debug, Serialize)]
+struct DeviceEntry {
+    name: String,
+    node_guid: Option<String>,
+    driver: String,
+    uverbs: String,
+    index: Option<i32>,
+}
+
+/// `uverbs devices --json`: the list, pretty-printed.
+fn devices_json(list: &uverbs::DeviceList) -> String {
+    let devs: Vec<DeviceEntry> = list
+        .iter()
+        .map(|d| DeviceEntry {
+            name: d.name_str().to_owned(),
+            node_guid: d.guid().ok().map(|g| g.to_string()),
+            driver: d.driver().name().to_owned(),
+            uverbs: d.uverbs_path().display().to_string(),
+            index: d.index().ok(),
+        })
+        .collect();
+    pretty(&devs)
+}
+
+/// Two-space indented JSON, as `--json` has always printed it.
+fn pretty(value: &impl Serialize) -> String {
+    // Serializing plain structs of strings and integers into memory cannot fail.
+    serde_json::to_string_pretty(value).expect("JSON of plain data")
 }
 
 const OPTS: &[Opt] = &[
@@ -166,7 +185,7 @@ pub fn devinfo_main(argv0: &str, argv: &[String]) -> i32 {
         }
     }
     if json {
-        println!("{}", Json::from(docs).pretty());
+        println!("{}", pretty(&docs));
     }
     rc & 0xff
 }
@@ -811,50 +830,94 @@ pub fn inet_ntop6(b: &[u8; 16]) -> String {
     s
 }
 
-fn device_json(ctx: &Context, port: u8) -> Result<Json, (i32, String)> {
+/// One device of `uverbs devinfo --json`: fields in `ibv_devinfo -v`'s order.
+#[derive(Debug, Serialize)]
+struct DeviceDoc {
+    hca_id: String,
+    driver: String,
+    transport: &'static str,
+    fw_ver: String,
+    node_guid: String,
+    sys_image_guid: String,
+    vendor_id: u32,
+    vendor_part_id: u32,
+    hw_ver: u32,
+    board_id: Option<String>,
+    phys_port_cnt: u8,
+    max_mr_size: u64,
+    page_size_cap: u64,
+    max_qp: u32,
+    max_qp_wr: u32,
+    device_cap_flags: u32,
+    device_cap_flags_ex: u64,
+    max_sge: u32,
+    max_sge_rd: u32,
+    max_cq: u32,
+    max_cqe: u32,
+    max_mr: u32,
+    max_pd: u32,
+    max_qp_rd_atom: u32,
+    max_res_rd_atom: u32,
+    max_qp_init_rd_atom: u32,
+    atomic_cap: &'static str,
+    max_mw: u32,
+    max_mcast_grp: u32,
+    max_mcast_qp_attach: u32,
+    max_total_mcast_qp_attach: u32,
+    max_ah: u32,
+    max_srq: u32,
+    max_srq_wr: u32,
+    max_srq_sge: u32,
+    max_pkeys: u16,
+    local_ca_ack_delay: u8,
+    num_comp_vectors: u32,
+    ports: Vec<PortDoc>,
+}
+
+/// One port of [`DeviceDoc`].
+#[derive(Debug, Serialize)]
+struct PortDoc {
+    port: u8,
+    state: &'static str,
+    max_mtu: Option<u32>,
+    active_mtu: Option<u32>,
+    sm_lid: u16,
+    port_lid: u16,
+    port_lmc: u8,
+    link_layer: &'static str,
+    max_msg_sz: u32,
+    port_cap_flags: u32,
+    port_cap_flags2: u16,
+    max_vl_num: u8,
+    bad_pkey_cntr: u32,
+    qkey_viol_cntr: u32,
+    sm_sl: u8,
+    pkey_tbl_len: u16,
+    gid_tbl_len: u32,
+    subnet_timeout: u8,
+    init_type_reply: u8,
+    active_width: Option<u32>,
+    active_speed: u8,
+    active_speed_ex: u32,
+    phys_state: &'static str,
+    gids: Vec<GidDoc>,
+}
+
+/// One GID of [`PortDoc`].
+#[derive(Debug, Serialize)]
+struct GidDoc {
+    index: u32,
+    gid: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    ndev_ifindex: u32,
+}
+
+fn device_json(ctx: &Context, port: u8) -> Result<DeviceDoc, (i32, String)> {
     let attr = ctx
         .query_device()
         .map_err(|e| (2, format!("Failed to query device props: {e}")))?;
     let b = &attr.raw().base;
-    let mut d = Json::obj();
-    d.set("hca_id", ctx.name())
-        .set("driver", ctx.driver().name())
-        .set("transport", transport_str(transport(ctx.node_type())))
-        .set("fw_ver", attr.fw_ver())
-        .set("node_guid", attr.node_guid().to_string())
-        .set("sys_image_guid", attr.sys_image_guid().to_string())
-        .set("vendor_id", b.vendor_id)
-        .set("vendor_part_id", b.vendor_part_id)
-        .set("hw_ver", b.hw_ver)
-        .set("board_id", ctx.board_id())
-        .set("phys_port_cnt", b.phys_port_cnt)
-        .set("max_mr_size", b.max_mr_size)
-        .set("page_size_cap", b.page_size_cap)
-        .set("max_qp", b.max_qp)
-        .set("max_qp_wr", b.max_qp_wr)
-        .set("device_cap_flags", b.device_cap_flags)
-        .set("device_cap_flags_ex", attr.raw().device_cap_flags_ex)
-        .set("max_sge", b.max_sge)
-        .set("max_sge_rd", b.max_sge_rd)
-        .set("max_cq", b.max_cq)
-        .set("max_cqe", b.max_cqe)
-        .set("max_mr", b.max_mr)
-        .set("max_pd", b.max_pd)
-        .set("max_qp_rd_atom", b.max_qp_rd_atom)
-        .set("max_res_rd_atom", b.max_res_rd_atom)
-        .set("max_qp_init_rd_atom", b.max_qp_init_rd_atom)
-        .set("atomic_cap", atomic_cap_str(b.atomic_cap))
-        .set("max_mw", b.max_mw)
-        .set("max_mcast_grp", b.max_mcast_grp)
-        .set("max_mcast_qp_attach", b.max_mcast_qp_attach)
-        .set("max_total_mcast_qp_attach", b.max_total_mcast_qp_attach)
-        .set("max_ah", b.max_ah)
-        .set("max_srq", b.max_srq)
-        .set("max_srq_wr", b.max_srq_wr)
-        .set("max_srq_sge", b.max_srq_sge)
-        .set("max_pkeys", b.max_pkeys)
-        .set("local_ca_ack_delay", b.local_ca_ack_delay)
-        .set("num_comp_vectors", ctx.num_comp_vectors());
     let gids = ctx
         .query_gid_table()
         .map_err(|e| (255, format!("Failed to query the GID table: {e}")))?;
@@ -870,60 +933,122 @@ fn device_json(ctx: &Context, port: u8) -> Result<Json, (i32, String)> {
             )
         })?;
         let l = &pa.raw().legacy_resp;
-        let mut o = Json::obj();
-        o.set("port", p)
-            .set("state", port_state_str(l.state))
-            .set("max_mtu", pa.max_mtu().bytes())
-            .set("active_mtu", pa.active_mtu().bytes())
-            .set("sm_lid", l.sm_lid)
-            .set("port_lid", l.lid)
-            .set("port_lmc", l.lmc)
-            .set("link_layer", link_layer_str(l.link_layer))
-            .set("max_msg_sz", l.max_msg_sz)
-            .set("port_cap_flags", l.port_cap_flags)
-            .set("port_cap_flags2", pa.port_cap_flags2())
-            .set("max_vl_num", l.max_vl_num)
-            .set("bad_pkey_cntr", l.bad_pkey_cntr)
-            .set("qkey_viol_cntr", l.qkey_viol_cntr)
-            .set("sm_sl", l.sm_sl)
-            .set("pkey_tbl_len", l.pkey_tbl_len)
-            .set("gid_tbl_len", l.gid_tbl_len)
-            .set("subnet_timeout", l.subnet_timeout)
-            .set("init_type_reply", l.init_type_reply)
-            .set("active_width", pa.active_width().lanes())
-            .set("active_speed", l.active_speed)
-            .set("active_speed_ex", pa.active_speed_ex())
-            .set("phys_state", phys_state_str(l.phys_state));
-        let port_gids: Vec<Json> = gids
+        let gids = gids
             .iter()
             .filter(|g| g.port_num == u32::from(p))
-            .map(|g| {
-                let mut j = Json::obj();
-                j.set("index", g.gid_index)
-                    .set("gid", g.gid.to_ipv6().to_string())
-                    .set(
-                        "type",
-                        match g.kind() {
-                            GidType::Ib => "IB",
-                            GidType::RoceV1 => "RoCE v1",
-                            GidType::RoceV2 => "RoCE v2",
-                            GidType::Unknown(_) => "unknown",
-                        },
-                    )
-                    .set("ndev_ifindex", g.ndev_ifindex);
-                j
+            .map(|g| GidDoc {
+                index: g.gid_index,
+                gid: g.gid.to_ipv6().to_string(),
+                kind: match g.kind() {
+                    GidType::Ib => "IB",
+                    GidType::RoceV1 => "RoCE v1",
+                    GidType::RoceV2 => "RoCE v2",
+                    GidType::Unknown(_) => "unknown",
+                },
+                ndev_ifindex: g.ndev_ifindex,
             })
             .collect();
-        o.set("gids", port_gids);
-        ports.push(o);
+        ports.push(PortDoc {
+            port: p,
+            state: port_state_str(l.state),
+            max_mtu: pa.max_mtu().bytes(),
+            active_mtu: pa.active_mtu().bytes(),
+            sm_lid: l.sm_lid,
+            port_lid: l.lid,
+            port_lmc: l.lmc,
+            link_layer: link_layer_str(l.link_layer),
+            max_msg_sz: l.max_msg_sz,
+            port_cap_flags: l.port_cap_flags,
+            port_cap_flags2: pa.port_cap_flags2(),
+            max_vl_num: l.max_vl_num,
+            bad_pkey_cntr: l.bad_pkey_cntr,
+            qkey_viol_cntr: l.qkey_viol_cntr,
+            sm_sl: l.sm_sl,
+            pkey_tbl_len: l.pkey_tbl_len,
+            gid_tbl_len: l.gid_tbl_len,
+            subnet_timeout: l.subnet_timeout,
+            init_type_reply: l.init_type_reply,
+            active_width: pa.active_width().lanes(),
+            active_speed: l.active_speed,
+            active_speed_ex: pa.active_speed_ex(),
+            phys_state: phys_state_str(l.phys_state),
+            gids,
+        });
     }
-    d.set("ports", ports);
-    Ok(d)
+    Ok(DeviceDoc {
+        hca_id: ctx.name().to_owned(),
+        driver: ctx.driver().name().to_owned(),
+        transport: transport_str(transport(ctx.node_type())),
+        fw_ver: attr.fw_ver().to_owned(),
+        node_guid: attr.node_guid().to_string(),
+        sys_image_guid: attr.sys_image_guid().to_string(),
+        vendor_id: b.vendor_id,
+        vendor_part_id: b.vendor_part_id,
+        hw_ver: b.hw_ver,
+        board_id: ctx.board_id(),
+        phys_port_cnt: b.phys_port_cnt,
+        max_mr_size: b.max_mr_size,
+        page_size_cap: b.page_size_cap,
+        max_qp: b.max_qp,
+        max_qp_wr: b.max_qp_wr,
+        device_cap_flags: b.device_cap_flags,
+        device_cap_flags_ex: attr.raw().device_cap_flags_ex,
+        max_sge: b.max_sge,
+        max_sge_rd: b.max_sge_rd,
+        max_cq: b.max_cq,
+        max_cqe: b.max_cqe,
+        max_mr: b.max_mr,
+        max_pd: b.max_pd,
+        max_qp_rd_atom: b.max_qp_rd_atom,
+        max_res_rd_atom: b.max_res_rd_atom,
+        max_qp_init_rd_atom: b.max_qp_init_rd_atom,
+        atomic_cap: atomic_cap_str(b.atomic_cap),
+        max_mw: b.max_mw,
+        max_mcast_grp: b.max_mcast_grp,
+        max_mcast_qp_attach: b.max_mcast_qp_attach,
+        max_total_mcast_qp_attach: b.max_total_mcast_qp_attach,
+        max_ah: b.max_ah,
+        max_srq: b.max_srq,
+        max_srq_wr: b.max_srq_wr,
+        max_srq_sge: b.max_srq_sge,
+        max_pkeys: b.max_pkeys,
+        local_ca_ack_delay: b.local_ca_ack_delay,
+        num_comp_vectors: ctx.num_comp_vectors(),
+        ports,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--json`'s layout, as the writer before serde_json had it: two-space indentation, keys in
+    /// field order, `null`, `[]`, escapes.
+    #[test]
+    fn pretty_json_layout() {
+        #[derive(Serialize)]
+        struct Doc {
+            name: &'static str,
+            ports: Vec<u8>,
+            none: Option<u32>,
+            empty: Vec<u8>,
+            neg: i32,
+            ok: bool,
+        }
+        let doc = Doc {
+            name: "rx\"e\n0",
+            ports: vec![1, 2],
+            none: None,
+            empty: vec![],
+            neg: -3,
+            ok: true,
+        };
+        assert_eq!(
+            pretty(&doc),
+            "{\n  \"name\": \"rx\\\"e\\n0\",\n  \"ports\": [\n    1,\n    2\n  ],\n  \"none\": null,\n  \"empty\": [],\n  \"neg\": -3,\n  \"ok\": true\n}"
+        );
+        assert_eq!(pretty(&Vec::<Doc>::new()), "[]");
+    }
 
     fn ntop(s: &str) -> String {
         inet_ntop6(&s.parse::<std::net::Ipv6Addr>().unwrap().octets())

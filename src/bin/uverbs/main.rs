@@ -7,7 +7,6 @@
 
 mod args;
 mod devinfo;
-mod json;
 mod perf;
 mod pingpong;
 

@@ -2,6 +2,8 @@
 //! `print_full_bw_report`), from timestamps in nanoseconds of a monotonic clock instead of CPU
 //! cycles.
 
+use serde::Serialize;
+
 use super::exchange::BwReport;
 
 /// perftest's `RESULT_LINE`.
@@ -225,46 +227,93 @@ pub fn bw_row(r: &BwReport, gbits: bool) -> String {
     }
 }
 
-/// A JSON number (`null` for NaN and infinities, which JSON lacks).
-fn num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
+/// A JSON number as Rust's `Display` writes it (`500`, `12.5`, `0.0000001`: no `.0`, no exponent,
+/// as these lines have always been), `null` for NaN and infinities, which JSON lacks.
+#[derive(Debug, Clone, Copy)]
+struct Num(f64);
+
+impl Serialize for Num {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let text = if self.0.is_finite() {
+            self.0.to_string()
+        } else {
+            "null".to_owned()
+        };
+        serde_json::value::RawValue::from_string(text)
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
     }
+}
+
+/// One `--json` line: compact, on one line.
+fn line(value: &impl Serialize) -> String {
+    // Serializing plain structs of strings and numbers into memory cannot fail.
+    serde_json::to_string(value).expect("JSON of plain data")
+}
+
+/// A latency result of `--json`.
+#[derive(Debug, Serialize)]
+struct LatLine<'a> {
+    test: &'a str,
+    role: &'a str,
+    bytes: u64,
+    iterations: u64,
+    unit: &'static str,
+    min: Num,
+    median: Num,
+    avg: Num,
+    stdev: Num,
+    p99: Num,
+    p99_9: Num,
+    max: Num,
+}
+
+/// A bandwidth result of `--json`.
+#[derive(Debug, Serialize)]
+struct BwLine<'a> {
+    test: &'a str,
+    role: &'a str,
+    measured_by: &'a str,
+    bytes: u64,
+    iterations: u64,
+    bw_unit: &'static str,
+    bw_peak: Num,
+    bw_avg: Num,
+    msg_rate_mpps: Num,
 }
 
 /// One latency result as a JSON object on one line.
 pub fn lat_json(test: &str, role: &str, s: &LatStats) -> String {
-    format!(
-        "{{\"test\":\"{test}\",\"role\":\"{role}\",\"bytes\":{},\"iterations\":{},\"unit\":\"usec\",\
-         \"min\":{},\"median\":{},\"avg\":{},\"stdev\":{},\"p99\":{},\"p99_9\":{},\"max\":{}}}",
-        s.bytes,
-        s.iters,
-        num(s.min),
-        num(s.typical),
-        num(s.avg),
-        num(s.stdev),
-        num(s.p99),
-        num(s.p999),
-        num(s.max)
-    )
+    line(&LatLine {
+        test,
+        role,
+        bytes: s.bytes,
+        iterations: s.iters,
+        unit: "usec",
+        min: Num(s.min),
+        median: Num(s.typical),
+        avg: Num(s.avg),
+        stdev: Num(s.stdev),
+        p99: Num(s.p99),
+        p99_9: Num(s.p999),
+        max: Num(s.max),
+    })
 }
 
 /// One bandwidth result as a JSON object on one line; `measured_by` says which side timed it
 /// (the server of `write-bw` and `read-bw` reports the client's numbers, as perftest does).
 pub fn bw_json(test: &str, role: &str, measured_by: &str, r: &BwReport, gbits: bool) -> String {
-    format!(
-        "{{\"test\":\"{test}\",\"role\":\"{role}\",\"measured_by\":\"{measured_by}\",\
-         \"bytes\":{},\"iterations\":{},\"bw_unit\":\"{}\",\"bw_peak\":{},\"bw_avg\":{},\
-         \"msg_rate_mpps\":{}}}",
-        r.size,
-        r.iters,
-        if gbits { "Gb/sec" } else { "MB/sec" },
-        num(r.bw_peak),
-        num(r.bw_avg),
-        num(r.msg_rate)
-    )
+    line(&BwLine {
+        test,
+        role,
+        measured_by,
+        bytes: r.size,
+        iterations: r.iters,
+        bw_unit: if gbits { "Gb/sec" } else { "MB/sec" },
+        bw_peak: Num(r.bw_peak),
+        bw_avg: Num(r.bw_avg),
+        msg_rate_mpps: Num(r.msg_rate),
+    })
 }
 
 #[cfg(test)]
@@ -296,6 +345,42 @@ mod tests {
         assert!(
             j.contains("\"median\":12.5") && j.contains("\"max\":500"),
             "{j}"
+        );
+    }
+
+    /// The `--json` lines, byte for byte: numbers as Rust's `Display` writes them (no `.0`, no
+    /// exponent), `null` for what JSON cannot hold.
+    #[test]
+    fn json_lines_byte_for_byte() {
+        let s = LatStats {
+            bytes: 8,
+            iters: 1000,
+            min: 0.0000001,
+            max: 1e20,
+            typical: 500.0,
+            avg: 0.1 + 0.2,
+            stdev: f64::NAN,
+            p99: f64::INFINITY,
+            p999: -0.0,
+        };
+        assert_eq!(
+            lat_json("send_lat", "client", &s),
+            "{\"test\":\"send_lat\",\"role\":\"client\",\"bytes\":8,\"iterations\":1000,\
+             \"unit\":\"usec\",\"min\":0.0000001,\"median\":500,\"avg\":0.30000000000000004,\
+             \"stdev\":null,\"p99\":null,\"p99_9\":-0,\"max\":100000000000000000000}"
+        );
+        let r = BwReport {
+            size: 65536,
+            iters: 5000,
+            bw_peak: 1234.5,
+            bw_avg: 1000.0,
+            msg_rate: 0.015258,
+        };
+        assert_eq!(
+            bw_json("write_bw", "server", "client", &r, true),
+            "{\"test\":\"write_bw\",\"role\":\"server\",\"measured_by\":\"client\",\
+             \"bytes\":65536,\"iterations\":5000,\"bw_unit\":\"Gb/sec\",\"bw_peak\":1234.5,\
+             \"bw_avg\":1000,\"msg_rate_mpps\":0.015258}"
         );
     }
 
