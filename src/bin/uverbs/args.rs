@@ -1,6 +1,9 @@
 //! A small GNU-getopt-compatible option parser, so that the tools accept exactly what the rdma-core
 //! tools they mirror accept: `-d rxe0`, `-drxe0`, `-vd rxe0`, `--ib-dev=rxe0`, `--ib-dev rxe0`,
 //! unambiguous prefixes of long options (`--verb`), non-options anywhere, and `--` to end options.
+//!
+//! Not clap: the tools must match rdma-core's `ibv_*` and perftest's `ib_*` flag for flag (their
+//! getopt's bundling, prefixes, argument forms and error exits), which a clap parser would change.
 
 /// One option a tool accepts.
 #[derive(Debug, Clone, Copy)]
