@@ -100,16 +100,12 @@ impl File {
         }
     }
 
-    /// Runs a command, turning a panic (a model bug) into `EIO` so that the caller survives.
-    fn guarded<T>(&self, what: &str, f: impl FnOnce() -> Result<T, Errno>) -> Result<T, Errno> {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-            // Not `eprintln!`, which panics when stderr cannot be written: not here.
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!("mlx5 model: {what} panicked; answering EIO\n"),
-            );
-            Err(Errno::EIO)
-        });
+    /// Runs a command, turning a panic (a model bug) into `EIO` so that the caller survives. The
+    /// model prints nothing: the panic reaches the process's panic hook as any panic does, and the
+    /// command counts as failed ([`crate::ModelStats`]'s `failed`).
+    fn guarded<T>(&self, f: impl FnOnce() -> Result<T, Errno>) -> Result<T, Errno> {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .unwrap_or_else(|_| Err(Errno::EIO));
         if r.is_err() {
             self.dev
                 .failed
@@ -1632,15 +1628,10 @@ fn m_query_gid_entry(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(),
     b.copy_to_struct_or_zero(uapi::UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, e.as_bytes())
 }
 
-/// Undoes a creation whose answer could not be written.
+/// Undoes a creation whose answer could not be written. A failure (a model bug: the object was
+/// just created) is not printed; the command fails with the write's error either way.
 fn undo(f: &File, st: &mut FileState, handle: u32, type_id: u16) {
-    if let Err(e) = f.destroy(st, u64::from(handle), type_id) {
-        // Not `eprintln!`, which panics when stderr cannot be written.
-        let _ = std::io::Write::write_fmt(
-            &mut std::io::stderr(),
-            format_args!("mlx5 model: undoing a creation failed: {e}\n"),
-        );
-    }
+    let _ = f.destroy(st, u64::from(handle), type_id);
 }
 
 fn w_alloc_pd(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
@@ -2191,14 +2182,14 @@ unsafe impl ModelFile for File {
         self.dev
             .ioctls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.guarded("an ioctl", || self.ioctl_at(hdr as u64))
+        self.guarded(|| self.ioctl_at(hdr as u64))
     }
 
     unsafe fn write(&self, cmd: &[u8]) -> nix::Result<usize> {
         self.dev
             .writes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.guarded("a write command", || self.write_cmd(cmd))
+        self.guarded(|| self.write_cmd(cmd))
     }
 
     fn mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
