@@ -11,6 +11,7 @@ mod common;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::verbs::{poll_n, RcPair};
 use common::{any_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_status, AddressVector, AsyncEvent,
@@ -35,22 +36,30 @@ fn contexts(dev: &TestDevice) -> Vec<(&'static str, Context)> {
     ]
 }
 
+/// Queue pairs `id` and `id + 1`, sending on `scq` and receiving on `rcq`.
+fn rc<'a>(
+    pd: &'a ProtectionDomain<'_>,
+    scq: &'a CompletionQueue<'_>,
+    rcq: &'a CompletionQueue<'_>,
+    id: isize,
+) -> RcPair<'a> {
+    RcPair::new(pd, scq)
+        .cqs(scq, rcq)
+        .gid_index(GID_INDEX)
+        .context(id)
+        .depth(16, 16)
+        .access(
+            ibv_access_flags::IBV_ACCESS_LOCAL_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE,
+        )
+}
+
 fn prepare<'a>(
     pd: &'a ProtectionDomain<'_>,
     scq: &'a CompletionQueue<'_>,
     rcq: &'a CompletionQueue<'_>,
     id: isize,
 ) -> PreparedQueuePair<'a> {
-    pd.create_qp(scq, rcq, ibv_qp_type::IBV_QPT_RC)
-        .set_gid_index(GID_INDEX)
-        .set_context(id)
-        .set_max_send_wr(16)
-        .set_max_recv_wr(16)
-        .set_access(
-            ibv_access_flags::IBV_ACCESS_LOCAL_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE,
-        )
-        .build()
-        .unwrap()
+    rc(pd, scq, rcq, id).prepare(false)
 }
 
 fn connect<'a>(
@@ -59,24 +68,7 @@ fn connect<'a>(
     rcq: &'a CompletionQueue<'_>,
     id: isize,
 ) -> (QueuePair<'a>, QueuePair<'a>) {
-    let (a, b) = (prepare(pd, scq, rcq, id), prepare(pd, scq, rcq, id + 1));
-    let (ea, eb) = (a.endpoint(), b.endpoint());
-    (a.handshake(eb).unwrap(), b.handshake(ea).unwrap())
-}
-
-fn poll_n(cq: &CompletionQueue<'_>, n: usize) -> Vec<ibv_wc> {
-    let mut out = Vec::new();
-    let mut buf = [ibv_wc::default(); 16];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while out.len() < n {
-        out.extend_from_slice(cq.poll(&mut buf).unwrap());
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {n} completions after 60 s",
-            out.len()
-        );
-    }
-    out
+    rc(pd, scq, rcq, id).connect()
 }
 
 fn post(qp: &QueuePair<'_>, reqs: &[SendRequest<'_>]) {

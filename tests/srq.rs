@@ -6,13 +6,14 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::verbs::{poll_n, RcPair};
 use common::{any_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_type, ibv_wc, ibv_wc_opcode, AsyncEvent, AsyncEventKind, CommandPath,
-    CompletionQueue, Context, ErrorExt, PreparedQueuePair, ProtectionDomain, QueuePair,
-    ReceiveRequest, SendRequest, SharedReceiveQueue, Verb,
+    CompletionQueue, Context, ErrorExt, ProtectionDomain, QueuePair, ReceiveRequest, SendRequest,
+    SharedReceiveQueue, Verb,
 };
 use uverbs_drivers::Error;
 
@@ -27,27 +28,6 @@ fn contexts(dev: &TestDevice) -> Vec<(&'static str, Context)> {
     ]
 }
 
-fn builder<'a>(
-    pd: &'a ProtectionDomain<'_>,
-    scq: &'a CompletionQueue<'_>,
-    rcq: &'a CompletionQueue<'_>,
-    srq: Option<&SharedReceiveQueue>,
-    id: isize,
-) -> PreparedQueuePair<'a> {
-    let mut b = pd.create_qp(scq, rcq, ibv_qp_type::IBV_QPT_RC);
-    b.set_gid_index(GID_INDEX)
-        .set_context(id)
-        .set_max_send_wr(16)
-        .set_max_recv_wr(4)
-        .set_rnr_retry(7)
-        .set_min_rnr_timer(1)
-        .set_access(ibv_access_flags::IBV_ACCESS_LOCAL_WRITE);
-    if let Some(srq) = srq {
-        b.set_srq(srq);
-    }
-    b.build().unwrap()
-}
-
 /// Connects a sender (own receive queue, unused) to a receiver on `srq`.
 fn pair<'a>(
     pd: &'a ProtectionDomain<'_>,
@@ -56,25 +36,14 @@ fn pair<'a>(
     srq: &SharedReceiveQueue,
     id: isize,
 ) -> (QueuePair<'a>, QueuePair<'a>) {
-    let s = builder(pd, scq, scq, None, id);
-    let r = builder(pd, scq, rcq, Some(srq), id + 1);
-    let (es, er) = (s.endpoint(), r.endpoint());
-    (s.handshake(er).unwrap(), r.handshake(es).unwrap())
-}
-
-fn poll_n(cq: &CompletionQueue<'_>, n: usize) -> Vec<ibv_wc> {
-    let mut out = Vec::new();
-    let mut buf = [ibv_wc::default(); 16];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while out.len() < n {
-        out.extend_from_slice(cq.poll(&mut buf).unwrap());
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {n} completions after 60 s",
-            out.len()
-        );
-    }
-    out
+    RcPair::new(pd, scq)
+        .gid_index(GID_INDEX)
+        .context(id)
+        .depth(16, 4)
+        .rnr_retry(7)
+        .min_rnr_timer(1)
+        .access(ibv_access_flags::IBV_ACCESS_LOCAL_WRITE)
+        .connect_on_srq(srq, rcq)
 }
 
 fn assert_no_more(cq: &CompletionQueue<'_>) {

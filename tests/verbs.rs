@@ -6,11 +6,12 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::verbs::{poll_n, RcPair};
 use common::{any_device, TestDevice};
 use uverbs::{
-    ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_flags, ibv_wc_opcode,
-    ibv_wc_status, CompletionQueue, Context, ErrorExt, MemoryRegion, MemoryWindow,
-    ProtectionDomain, QpAttr, QueuePair, ReceiveRequest, RemoteMemory, SendRequest,
+    ibv_access_flags, ibv_qp_state, ibv_wc, ibv_wc_flags, ibv_wc_opcode, ibv_wc_status,
+    CompletionQueue, Context, ErrorExt, MemoryRegion, MemoryWindow, ProtectionDomain, QpAttr,
+    QueuePair, ReceiveRequest, RemoteMemory, SendRequest,
 };
 use uverbs_drivers::Error;
 
@@ -37,47 +38,25 @@ fn connect_with<'a>(
     sig_all: bool,
     rnr_retry: u8,
 ) -> Pair<'a> {
-    let build = || {
-        pd.create_qp(cq, cq, ibv_qp_type::IBV_QPT_RC)
-            .set_rnr_retry(rnr_retry)
-            .set_min_rnr_timer(31)
-            .set_gid_index(GID_INDEX)
-            .set_max_send_wr(depth)
-            .set_max_recv_wr(depth)
-            .set_max_send_sge(4)
-            .set_max_recv_sge(4)
-            .set_max_inline_data(64)
-            .set_sq_sig_all(sig_all)
-            .set_access(
-                ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
-                    | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE
-                    | ibv_access_flags::IBV_ACCESS_REMOTE_READ
-                    | ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC,
-            )
-            .build()
-            .unwrap()
-    };
-    let (pa, pb) = (build(), build());
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    Pair {
-        a: pa.handshake(eb).unwrap(),
-        b: pb.handshake(ea).unwrap(),
-    }
-}
-
-fn poll_n(cq: &CompletionQueue<'_>, n: usize) -> Vec<ibv_wc> {
-    let mut out = Vec::new();
-    let mut buf = [ibv_wc::default(); 16];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while out.len() < n {
-        out.extend_from_slice(cq.poll(&mut buf).unwrap());
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {n} completions after 60 s",
-            out.len()
-        );
-    }
-    out
+    let (a, b) = RcPair::new(pd, cq)
+        .rnr_retry(rnr_retry)
+        .min_rnr_timer(31)
+        .gid_index(GID_INDEX)
+        .depth(depth, depth)
+        .access(
+            ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
+                | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE
+                | ibv_access_flags::IBV_ACCESS_REMOTE_READ
+                | ibv_access_flags::IBV_ACCESS_REMOTE_ATOMIC,
+        )
+        .tune(move |b| {
+            b.set_max_send_sge(4)
+                .set_max_recv_sge(4)
+                .set_max_inline_data(64)
+                .set_sq_sig_all(sig_all);
+        })
+        .connect();
+    Pair { a, b }
 }
 
 fn one(wcs: &[ibv_wc], wr_id: u64) -> ibv_wc {

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod process;
+pub mod verbs;
 
 /// Whether the long variants run: `UVERBS_LONG` set to anything but empty or `0`.
 pub fn long() -> bool {
