@@ -43,6 +43,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::verbs::{poll_n, RcPair};
 use common::{any_device, long, TestDevice};
 use uverbs::{
     ibv_qp_type, ibv_wc, AddressHandle, AddressVector, CompletionChannel, CompletionQueue, Context,
@@ -846,38 +847,16 @@ fn read_fence(requester: &QueuePair<'_>, fence: &mut Fence) {
     );
 }
 
-fn poll_n(cq: &CompletionQueue<'_>, n: usize) -> Vec<ibv_wc> {
-    let mut out = Vec::new();
-    let mut buf = [ibv_wc::default(); 32];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while out.len() < n {
-        out.extend_from_slice(cq.poll(&mut buf).unwrap());
-        assert!(
-            Instant::now() < deadline,
-            "{} of {n} completions",
-            out.len()
-        );
-    }
-    out
-}
-
 fn connect<'a>(
     pd: &'a ProtectionDomain<'_>,
     cq: &'a CompletionQueue<'_>,
 ) -> (QueuePair<'a>, QueuePair<'a>) {
-    let build = || {
-        pd.create_qp(cq, cq, ibv_qp_type::IBV_QPT_RC)
-            .set_gid_index(GID_INDEX)
-            .set_max_send_wr(16)
-            .set_max_recv_wr(16)
-            .set_rnr_retry(7)
-            .allow_remote_rw()
-            .build()
-            .unwrap()
-    };
-    let (a, b) = (build(), build());
-    let (ea, eb) = (a.endpoint(), b.endpoint());
-    (a.handshake(eb).unwrap(), b.handshake(ea).unwrap())
+    RcPair::new(pd, cq)
+        .gid_index(GID_INDEX)
+        .depth(16, 16)
+        .rnr_retry(7)
+        .remote_rw()
+        .connect()
 }
 
 /// Creates and drops a queue pair (and a CQ) on `pd`'s context: the mlx5 backend maps the
@@ -1029,19 +1008,13 @@ fn lifecycle_srq_with_posted_receives_and_cq_with_unpolled_completions() {
             .collect();
         // SAFETY: the regions outlive everything here.
         unsafe { srq.post_receive_list(&recvs) }.unwrap();
-        let build = |srq: Option<&SharedReceiveQueue>| {
-            let mut b = pd.create_qp(&cq, &cq, ibv_qp_type::IBV_QPT_RC);
-            b.set_gid_index(GID_INDEX)
-                .set_max_send_wr(4)
-                .allow_remote_rw();
-            if let Some(s) = srq {
-                b.set_srq(s);
-            }
-            b.build().unwrap()
-        };
-        let (pa, pb) = (build(None), build(Some(&srq)));
-        let (ea, eb) = (pa.endpoint(), pb.endpoint());
-        let (a, b) = (pa.handshake(eb).unwrap(), pb.handshake(ea).unwrap());
+        let (a, b) = RcPair::new(&pd, &cq)
+            .gid_index(GID_INDEX)
+            .remote_rw()
+            .tune(|b| {
+                b.set_max_send_wr(4);
+            })
+            .connect_on_srq(&srq, &cq);
         // SAFETY: as above.
         unsafe { a.post_send_list(&[SendRequest::send(99, &[tx.sge(..1).unwrap()])]) }.unwrap();
         // The send and its receive (from the SRQ) completed, unpolled.
