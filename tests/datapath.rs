@@ -5,6 +5,7 @@ mod common;
 
 use std::collections::HashSet;
 
+use common::verbs::{handshake, poll_n, RcPair};
 use common::{any_device, test_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_opcode, ibv_wc_status,
@@ -20,35 +21,20 @@ fn open(dev: &TestDevice) -> Context {
     dev.open()
 }
 
+/// Two RC queue pairs `depth` deep that let each other read and write.
+fn rc<'a>(pd: &'a ProtectionDomain<'_>, cq: &'a CompletionQueue<'_>, depth: u32) -> RcPair<'a> {
+    RcPair::new(pd, cq)
+        .gid_index(GID_INDEX)
+        .depth(depth, depth)
+        .remote_rw()
+}
+
 fn prepare<'a>(
     pd: &'a ProtectionDomain<'_>,
     cq: &'a CompletionQueue<'_>,
     depth: u32,
 ) -> PreparedQueuePair<'a> {
-    pd.create_qp(cq, cq, ibv_qp_type::IBV_QPT_RC)
-        .set_gid_index(GID_INDEX)
-        .set_max_send_wr(depth)
-        .set_max_recv_wr(depth)
-        .allow_remote_rw()
-        .build()
-        .unwrap()
-}
-
-/// Polls until `n` completions arrived (bounded: a lost completion fails instead of hanging).
-fn poll_n(cq: &CompletionQueue<'_>, n: usize) -> Vec<ibv_wc> {
-    let mut out = Vec::new();
-    let mut buf = [ibv_wc::default(); 16];
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while out.len() < n {
-        let got = cq.poll(&mut buf).unwrap();
-        out.extend_from_slice(got);
-        assert!(
-            std::time::Instant::now() < deadline,
-            "only {} of {n} completions after 60 s",
-            out.len()
-        );
-    }
-    out
+    rc(pd, cq, depth).prepare(false)
 }
 
 fn pattern(len: usize, seed: u8) -> impl Iterator<Item = u8> {
@@ -183,10 +169,8 @@ fn loopback_between_two_queue_pairs() {
     let cq = ctx.create_cq(16, 0).unwrap();
     let pd = ctx.alloc_pd().unwrap();
     let (pa, pb) = (prepare(&pd, &cq, 4), prepare(&pd, &cq, 4));
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    assert_ne!(ea.num, eb.num);
-    let mut a = pa.handshake(eb).unwrap();
-    let mut b = pb.handshake(ea).unwrap();
+    assert_ne!(pa.endpoint().num, pb.endpoint().num);
+    let (mut a, mut b) = handshake(pa, pb);
     let max = 1 << 20;
     let mut mr_a = pd.allocate::<u8>(max + 64).unwrap();
     let mut mr_b = pd.allocate::<u8>(max + 64).unwrap();
@@ -213,10 +197,7 @@ fn rings_wrap_around_in_fifo_order() {
     let cq = ctx.create_cq(8, 0).unwrap();
     let cq_depth = cq.capacity() as usize;
     let pd = ctx.alloc_pd().unwrap();
-    let (pa, pb) = (prepare(&pd, &cq, 4), prepare(&pd, &cq, 4));
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    let mut a = pa.handshake(eb).unwrap();
-    let mut b = pb.handshake(ea).unwrap();
+    let (mut a, mut b) = rc(&pd, &cq, 4).connect();
     let caps = a.caps();
     let depth = caps.max_send_wr.min(caps.max_recv_wr) as usize;
     assert!(
@@ -546,9 +527,7 @@ fn a_full_send_queue_is_a_typed_error_and_teardown_is_safe() {
         .build()
         .unwrap();
     let pb = prepare(&pd, &cq, 4);
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    let mut a = pa.handshake(eb).unwrap();
-    let b = pb.handshake(ea).unwrap();
+    let (mut a, b) = handshake(pa, pb);
     let mut mr = pd.allocate::<u8>(64).unwrap();
     let cap = a.caps().max_send_wr;
     for i in 0..cap {
