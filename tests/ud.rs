@@ -8,6 +8,7 @@ mod common;
 use std::net::{Ipv4Addr, Ipv6Addr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use common::verbs::poll_n;
 use common::{any_device, TestDevice};
 use uverbs::{
     ibv_qp_type, ibv_wc, ibv_wc_flags, ibv_wc_opcode, AddressHandle, AddressVector, CommandPath,
@@ -63,22 +64,6 @@ fn av_to(dgid: Gid) -> AddressVector {
 
 fn ah_to(pd: &ProtectionDomain<'_>, dgid: Gid) -> AddressHandle {
     pd.create_ah(&av_to(dgid)).unwrap()
-}
-
-/// Completions until `n` have arrived (60 s at most: emulated kernels are slow).
-fn poll_n(cq: &CompletionQueue<'_>, n: usize) -> Vec<ibv_wc> {
-    let mut out = Vec::new();
-    let mut buf = [ibv_wc::default(); 16];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while out.len() < n {
-        out.extend_from_slice(cq.poll(&mut buf).unwrap());
-        assert!(
-            Instant::now() < deadline,
-            "only {} of {n} completions after 60 s: {out:?}",
-            out.len()
-        );
-    }
-    out
 }
 
 /// Whatever completes within `wait`.
