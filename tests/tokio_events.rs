@@ -10,9 +10,10 @@ mod common;
 use std::time::Duration;
 
 use common::any_device;
+use common::verbs::RcPair;
 use uverbs::{
-    ibv_access_flags, ibv_qp_state, ibv_qp_type, AsyncEvent, AsyncEventKind, CompletionQueue,
-    ProtectionDomain, QpAttr, QueuePair, ReceiveRequest, SendRequest,
+    ibv_access_flags, ibv_qp_state, AsyncEvent, AsyncEventKind, CompletionQueue, ProtectionDomain,
+    QpAttr, QueuePair, ReceiveRequest, SendRequest,
 };
 
 const GID_INDEX: u32 = 1;
@@ -23,19 +24,13 @@ fn connect<'a>(
     rcq: &'a CompletionQueue<'_>,
     id: isize,
 ) -> (QueuePair<'a>, QueuePair<'a>) {
-    let build = |id| {
-        pd.create_qp(scq, rcq, ibv_qp_type::IBV_QPT_RC)
-            .set_gid_index(GID_INDEX)
-            .set_context(id)
-            .set_max_send_wr(8)
-            .set_max_recv_wr(8)
-            .set_access(ibv_access_flags::IBV_ACCESS_LOCAL_WRITE)
-            .build()
-            .unwrap()
-    };
-    let (a, b) = (build(id), build(id + 1));
-    let (ea, eb) = (a.endpoint(), b.endpoint());
-    (a.handshake(eb).unwrap(), b.handshake(ea).unwrap())
+    RcPair::new(pd, scq)
+        .cqs(scq, rcq)
+        .gid_index(GID_INDEX)
+        .context(id)
+        .depth(8, 8)
+        .access(ibv_access_flags::IBV_ACCESS_LOCAL_WRITE)
+        .connect()
 }
 
 #[tokio::test]
