@@ -10,13 +10,14 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::any_device;
+use common::verbs::{wait_for, RcPair};
 use uverbs::{
-    ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_opcode, ibv_wc_status,
-    CompletionQueue, ErrorExt, MemoryRegion, ProtectionDomain, QueuePair, ReceiveRequest,
-    RemoteMemory, SendRequest, Sge,
+    ibv_access_flags, ibv_qp_state, ibv_wc, ibv_wc_opcode, ibv_wc_status, CompletionQueue,
+    ErrorExt, MemoryRegion, ProtectionDomain, QueuePair, ReceiveRequest, RemoteMemory, SendRequest,
+    Sge,
 };
 use uverbs_drivers::Error;
 
@@ -107,44 +108,16 @@ fn connect<'a>(
     cq: &'a CompletionQueue<'_>,
     qp_access: ibv_access_flags,
 ) -> (QueuePair<'a>, QueuePair<'a>) {
-    let build = || {
-        pd.create_qp(cq, cq, ibv_qp_type::IBV_QPT_RC)
-            .set_gid_index(GID_INDEX)
-            .set_max_send_wr(4)
-            .set_max_recv_wr(4)
-            .set_access(A::IBV_ACCESS_LOCAL_WRITE | qp_access)
-            .build()
-            .unwrap()
-    };
-    let (pa, pb) = (build(), build());
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    (pa.handshake(eb).unwrap(), pb.handshake(ea).unwrap())
+    RcPair::new(pd, cq)
+        .gid_index(GID_INDEX)
+        .depth(4, 4)
+        .access(A::IBV_ACCESS_LOCAL_WRITE | qp_access)
+        .connect()
 }
 
+/// The completion of `wr_id` within 30 s, the others polled on the way kept in `seen`.
 fn wait(cq: &CompletionQueue<'_>, wr_id: u64, seen: &mut Vec<ibv_wc>) -> ibv_wc {
-    if let Some(i) = seen.iter().position(|w| w.wr_id() == wr_id) {
-        return seen.remove(i);
-    }
-    let mut buf = [ibv_wc::default(); 8];
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let mut found = None;
-        for w in cq.poll(&mut buf).unwrap() {
-            if w.wr_id() == wr_id && found.is_none() {
-                found = Some(*w);
-            } else {
-                seen.push(*w);
-            }
-        }
-        if let Some(w) = found {
-            return w;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no completion for {wr_id}: {seen:?}"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    wait_for(cq, wr_id, seen, Duration::from_secs(30))
 }
 
 /// Runs `op` from a fresh pair (`b` granting `qp_access`) against `remote`, which must lie in
