@@ -26,6 +26,7 @@ use std::io;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use common::verbs::{handshake, wait_for};
 use common::{any_device, TestDevice};
 use nix::errno::Errno;
 use uverbs::{
@@ -324,41 +325,21 @@ fn connect<'a>(
     pd: &'a ProtectionDomain<'_>,
     cq: &'a CompletionQueue<'_>,
 ) -> (QueuePair<'a>, QueuePair<'a>) {
-    let (pa, pb) = (
+    handshake(
         rc_builder(pd, cq).build().unwrap(),
         rc_builder(pd, cq).build().unwrap(),
-    );
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    (pa.handshake(eb).unwrap(), pb.handshake(ea).unwrap())
+    )
 }
 
 impl Env<'_> {
     /// Waits for the completion of `wr_id` on the case's CQ (keeping the others it polls).
     fn wait(&self, wr_id: u64) -> ibv_wc {
-        let mut seen = self.seen.borrow_mut();
-        if let Some(i) = seen.iter().position(|w| w.wr_id() == wr_id) {
-            return seen.remove(i);
-        }
-        let mut buf = [ibv_wc::default(); 16];
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let mut found = None;
-            for w in self.cq.poll(&mut buf).unwrap() {
-                if w.wr_id() == wr_id && found.is_none() {
-                    found = Some(*w);
-                } else {
-                    seen.push(*w);
-                }
-            }
-            if let Some(w) = found {
-                return w;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no completion for wr_id {wr_id} after 30 s (others: {seen:?})"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        wait_for(
+            self.cq,
+            wr_id,
+            &mut self.seen.borrow_mut(),
+            Duration::from_secs(30),
+        )
     }
 
     /// Posts on `a`, refusal and all.
