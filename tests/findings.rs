@@ -9,6 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::any_device;
+use common::verbs::RcPair;
 use uverbs::{
     ibv_access_flags as A, ibv_qp_type, ibv_wc, CompletionQueue, Context, ErrorExt, MemoryRegion,
     ProtectionDomain, QueuePair, ReceiveRequest, SendRequest, Verb,
@@ -22,19 +23,14 @@ fn rc_pair<'a>(
     pd: &'a ProtectionDomain<'_>,
     cq: &'a CompletionQueue<'_>,
 ) -> (QueuePair<'a>, QueuePair<'a>) {
-    let build = || {
-        pd.create_qp(cq, cq, ibv_qp_type::IBV_QPT_RC)
-            .set_gid_index(GID_INDEX)
-            .set_max_send_wr(8)
-            .set_max_recv_wr(8)
-            .set_max_recv_sge(2)
-            .set_access(A::IBV_ACCESS_LOCAL_WRITE | A::IBV_ACCESS_REMOTE_WRITE)
-            .build()
-            .unwrap()
-    };
-    let (a, b) = (build(), build());
-    let (ea, eb) = (a.endpoint(), b.endpoint());
-    (a.handshake(eb).unwrap(), b.handshake(ea).unwrap())
+    RcPair::new(pd, cq)
+        .gid_index(GID_INDEX)
+        .depth(8, 8)
+        .access(A::IBV_ACCESS_LOCAL_WRITE | A::IBV_ACCESS_REMOTE_WRITE)
+        .tune(|b| {
+            b.set_max_recv_sge(2);
+        })
+        .connect()
 }
 
 /// The completions of `ids`, in that order, waiting at most 30 s; any other completion fails.
@@ -290,19 +286,13 @@ fn zero_length_scatter_entries_receive_nothing() {
     zero_length_entry_case("receive queue", &cq, &a, &recv_b, &mut rx, &tx);
     // A shared receive queue.
     let srq = pd.create_srq(8, 2).unwrap();
-    let build = |srq: Option<&uverbs::SharedReceiveQueue>| {
-        let mut q = pd.create_qp(&cq, &cq, ibv_qp_type::IBV_QPT_RC);
-        q.set_gid_index(GID_INDEX)
-            .set_max_send_wr(8)
-            .set_access(A::IBV_ACCESS_LOCAL_WRITE);
-        if let Some(srq) = srq {
-            q.set_srq(srq);
-        }
-        q.build().unwrap()
-    };
-    let (s, r) = (build(None), build(Some(&srq)));
-    let (es, er) = (s.endpoint(), r.endpoint());
-    let (s, _r) = (s.handshake(er).unwrap(), r.handshake(es).unwrap());
+    let (s, _r) = RcPair::new(&pd, &cq)
+        .gid_index(GID_INDEX)
+        .access(A::IBV_ACCESS_LOCAL_WRITE)
+        .tune(|q| {
+            q.set_max_send_wr(8);
+        })
+        .connect_on_srq(&srq, &cq);
     let recv_srq = |reqs: &[ReceiveRequest<'_>]| {
         // SAFETY: as above.
         unsafe { srq.post_receive_list(reqs) }.unwrap()
