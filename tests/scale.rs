@@ -22,6 +22,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use common::verbs::handshake;
 use common::{any_device, long, TestDevice};
 use uverbs::{
     ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_opcode, ibv_wc_status, AsyncEvent, AsyncEventKind,
@@ -529,8 +530,7 @@ fn scale_one_pair_filled_to_the_device_limits() {
         build(&cqs[0], &cqs[1], send_limit, 1),
         build(&cqs[2], &cqs[3], 1, recv_limit),
     );
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    let (a, b) = (pa.handshake(eb).unwrap(), pb.handshake(ea).unwrap());
+    let (a, b) = handshake(pa, pb);
     let sends = a.caps().max_send_wr as usize;
     let recvs = b.caps().max_recv_wr as usize;
     assert!(
@@ -686,11 +686,7 @@ fn scale_cq_overrun_reports_cq_err_naming_the_cq() {
     let holds = small.capacity() as usize + usize::from(dev.is_mlx5());
     assert!(holds < PAIRS * WRITES);
     let pairs: Vec<_> = (0..PAIRS)
-        .map(|_| {
-            let (a, b) = (rc(&pd, &small, &big, 8), rc(&pd, &big, &big, 8));
-            let (ea, eb) = (a.endpoint(), b.endpoint());
-            (a.handshake(eb).unwrap(), b.handshake(ea).unwrap())
-        })
+        .map(|_| handshake(rc(&pd, &small, &big, 8), rc(&pd, &big, &big, 8)))
         .collect();
     let mut tx = pd.allocate::<u64>(PAIRS * WRITES).unwrap();
     for (i, v) in tx.iter_mut().enumerate() {
@@ -807,8 +803,7 @@ fn scale_receive_cq_overrun() {
     let holds = rcq.capacity() as usize + usize::from(dev.is_mlx5());
     assert!(holds < N);
     let (pa, pb) = (rc(&pd, &scq, &scq, 16), rc(&pd, &scq, &rcq, 16));
-    let (ea, eb) = (pa.endpoint(), pb.endpoint());
-    let (a, b) = (pa.handshake(eb).unwrap(), pb.handshake(ea).unwrap());
+    let (a, b) = handshake(pa, pb);
     let mut tx = pd.allocate::<u64>(N).unwrap();
     for (i, v) in tx.iter_mut().enumerate() {
         *v = 0xabc0 + i as u64;
