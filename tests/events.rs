@@ -11,7 +11,7 @@ mod common;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::verbs::{poll_n, RcPair};
+use common::verbs::{handshake, poll_n, RcPair};
 use common::{any_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, ibv_wc_status, AddressVector, AsyncEvent,
@@ -368,8 +368,7 @@ fn an_srq_queue_pair_in_error_reports_last_wqe_reached_on_6_12() {
             .set_srq(&srq)
             .build()
             .unwrap();
-        let (es, er) = (s.endpoint(), r.endpoint());
-        let (_s, r) = (s.handshake(er).unwrap(), r.handshake(es).unwrap());
+        let (_s, r) = handshake(s, r);
         r.modify(&QpAttr {
             qp_state: Some(ibv_qp_state::IBV_QPS_ERR),
             ..QpAttr::default()

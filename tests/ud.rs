@@ -8,7 +8,7 @@ mod common;
 use std::net::{Ipv4Addr, Ipv6Addr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use common::verbs::poll_n;
+use common::verbs::{handshake, poll_n};
 use common::{any_device, TestDevice};
 use uverbs::{
     ibv_qp_type, ibv_wc, ibv_wc_flags, ibv_wc_opcode, AddressHandle, AddressVector, CommandPath,
@@ -306,9 +306,7 @@ fn ud_and_connected_sends_do_not_mix() {
     // A connected queue pair is not activated without its peer.
     let e = build_rc().activate_ud().unwrap_err();
     assert_invalid_argument(&e);
-    let (ex, ey) = (x.endpoint(), y.endpoint());
-    let rc = x.handshake(ey).unwrap();
-    let _peer = y.handshake(ex).unwrap();
+    let (rc, _peer) = handshake(x, y);
     let mut mr = pd.allocate::<u8>(64).unwrap();
     let sge = [mr.sge(..8).unwrap()];
     // A UD destination on an RC queue pair.
