@@ -69,6 +69,9 @@ pub fn wait_for(
     }
 }
 
+/// Settings a suite applies to both queue pairs' builders beyond [`RcPair`]'s own.
+type Tune = Box<dyn Fn(&mut QueuePairBuilder<'_>)>;
+
 /// Two RC queue pairs, `a` and `b`, connected to each other on one protection domain.
 ///
 /// Only what a suite sets reaches the queue pairs' builders (the rest keeps the library's
@@ -88,7 +91,7 @@ pub struct RcPair<'a> {
     min_rnr_timer: Option<u8>,
     access: Option<ibv_access_flags>,
     remote_rw: bool,
-    tune: Option<Box<dyn Fn(&mut QueuePairBuilder<'_>)>>,
+    tune: Option<Tune>,
 }
 
 impl<'a> RcPair<'a> {
