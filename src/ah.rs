@@ -4,10 +4,10 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
+use uverbs_drivers::backend::Backend;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::mlx5::ah::{AhLink, Mlx5Ah};
 use uverbs_drivers::mlx5::wqe::Av;
-use uverbs_drivers::provider::Backend;
 use uverbs_drivers::rxe::ah::RxeAh;
 use uverbs_drivers::uapi;
 

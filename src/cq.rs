@@ -4,9 +4,9 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use uverbs_drivers::backend::Backend;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::mlx5::cq::Mlx5Cq;
-use uverbs_drivers::provider::Backend;
 use uverbs_drivers::rxe::cq::RxeCq;
 
 use std::os::fd::AsFd;

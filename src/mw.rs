@@ -5,8 +5,8 @@ use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use uverbs_drivers::backend::Backend;
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::provider::Backend;
 
 use crate::mr::Registration;
 use crate::pd::{PdInner, ProtectionDomain};

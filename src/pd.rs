@@ -3,8 +3,8 @@
 use std::io;
 use std::sync::Arc;
 
+use uverbs_drivers::backend::Backend;
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::provider::Backend;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ah::AddressHandle;

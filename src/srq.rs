@@ -3,9 +3,9 @@
 use std::io;
 use std::sync::Arc;
 
+use uverbs_drivers::backend::Backend;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::mlx5::srq::Mlx5Srq;
-use uverbs_drivers::provider::Backend;
 use uverbs_drivers::rxe::srq::RxeSrq;
 use uverbs_drivers::srq::SrqInit;
 

@@ -6,10 +6,10 @@ use nix::errno::Errno;
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
+use crate::backend::{for_driver, Backend, ProviderContext};
 use crate::chan::{Channel, CommandPath, IoctlCmd, Outcome};
 use crate::discover::{self, DeviceInfo, Driver};
 use crate::error::{Error, Result, Verb};
-use crate::provider::{for_driver, Backend, ProviderContext};
 use crate::sys;
 
 /// What `QUERY_DEVICE` returned: the extended response where the kernel has it.

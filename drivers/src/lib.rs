@@ -9,13 +9,14 @@
 //! * [`context`]: an open device and its query verbs; [`event`]: its async event file and completion
 //!   channels.
 //! * [`verbs`] and [`srq`]: the object commands (PD, MR, CQ, QP; shared receive queues).
-//! * [`provider`], [`rxe`], [`mlx5`]: the backends behind one contract.
+//! * [`backend`], [`rxe`], [`mlx5`]: the backends behind one contract.
 //!
 //! All of the project's `unsafe` code outside the mlx5 model lives in this crate; every block carries
 //! a `// SAFETY:` comment and every `unsafe fn` a `# Safety` section.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod backend;
 pub mod barrier;
 pub mod chan;
 pub mod context;
@@ -26,7 +27,6 @@ pub mod gid;
 pub mod mem;
 pub mod mlx5;
 pub mod netlink;
-pub mod provider;
 pub mod qp_state;
 pub mod rxe;
 pub mod srq;

@@ -881,7 +881,7 @@ fn queries_on_every_path() {
             (0x02c9, 4125, caps::FW_VER)
         );
         assert_eq!(
-            <uverbs_drivers::mlx5::Mlx5Context as uverbs_drivers::provider::ProviderContext>::format_fw_ver(b.fw_ver),
+            <uverbs_drivers::mlx5::Mlx5Context as uverbs_drivers::backend::ProviderContext>::format_fw_ver(b.fw_ver),
             "22.36.1010"
         );
         assert_eq!(

@@ -40,11 +40,11 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
+use crate::backend::{Backend, ProviderContext};
 use crate::chan::Channel;
 use crate::context::Context;
 use crate::discover::Driver;
 use crate::error::{Error, Result, Verb};
-use crate::provider::{Backend, ProviderContext};
 use cqe::WqKey;
 
 /// BlueFlame registers asked for (rdma-core's default, `MLX5_TOTAL_UUARS`).

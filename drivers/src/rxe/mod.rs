@@ -12,9 +12,9 @@ pub mod qp;
 pub mod queue;
 pub mod srq;
 
+use crate::backend::ProviderContext;
 use crate::discover::Driver;
 use crate::error::Result;
-use crate::provider::ProviderContext;
 
 /// The rxe part of a device context.
 #[derive(Debug, Default)]
