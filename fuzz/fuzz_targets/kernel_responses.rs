@@ -22,7 +22,7 @@ use uverbs_drivers::mlx5::srq::{SrqSizes, NEXT_SEG_SIZE};
 use uverbs_drivers::mlx5::uar::{UarLayout, ADAPTER_PAGE_SIZE};
 use uverbs_drivers::mlx5::wqe::{QpType, SendQueue, SendQueueConfig, MAX_DS, MAX_WQE_COUNT};
 use uverbs_drivers::mlx5::Mlx5Context;
-use uverbs_drivers::provider::ProviderContext;
+use uverbs_drivers::backend::ProviderContext;
 use uverbs_drivers::rxe::cq::wc_from_bytes;
 use uverbs_drivers::rxe::RxeContext;
 use uverbs_drivers::uapi;
