@@ -34,16 +34,17 @@
 //! The tests take a lock: the counts are per process, and the test harness runs tests in threads.
 //!
 //! No test sleeps to let work happen: completions a test relies on being in a CQ are waited for
-//! with an RDMA READ fence ([`read_fence`]), and what is left in a CQ after its queue pairs are
-//! destroyed is drained once (a destroyed queue pair completes nothing more).
+//! with an RDMA READ fence ([`read_fence`], in `tests/common/verbs.rs`), and what is left in a CQ
+//! after its queue pairs are destroyed is drained once (a destroyed queue pair completes nothing
+//! more).
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use common::verbs::{poll_n, RcPair};
+use common::verbs::{poll_n, read_fence, Fence, RcPair};
 use common::{any_device, long, TestDevice};
 use uverbs::{
     ibv_qp_type, ibv_wc, AddressHandle, AddressVector, CompletionChannel, CompletionQueue, Context,
@@ -800,51 +801,6 @@ fn drain(cq: &CompletionQueue<'_>) -> Vec<ibv_wc> {
         }
         out.extend_from_slice(got);
     }
-}
-
-/// The probe of [`read_fence`]: a word of the responder's (`source`, remotely readable) and one
-/// of the requester's (`target`).
-struct Fence {
-    source: MemoryRegion<u64>,
-    target: MemoryRegion<u64>,
-    marker: u64,
-}
-
-impl Fence {
-    fn new(pd: &ProtectionDomain<'_>) -> Fence {
-        Fence {
-            source: pd.allocate::<u64>(1).unwrap(),
-            target: pd.allocate::<u64>(1).unwrap(),
-            marker: 0x5eed_0000,
-        }
-    }
-}
-
-/// Waits (60 s at most) until everything `requester` posted before has been executed and
-/// completed, without polling a CQ: posts an unsignaled RDMA READ of `fence.source` (holding a new
-/// marker) into `fence.target` and waits for the marker to land. An RC queue pair executes its
-/// requests in order, and its peer executes them in order, so when the read's data is there the
-/// peer has consumed the earlier sends (and written their receive completions) and the
-/// requester's earlier requests have completed (a read response acknowledges every request
-/// before it; rxe's completer and the model's engine write their completions before the read's
-/// data).
-fn read_fence(requester: &QueuePair<'_>, fence: &mut Fence) {
-    fence.marker += 1;
-    let marker = fence.marker;
-    fence.source[0] = marker;
-    assert!(fence.target.write_volatile(0, 0));
-    let sge = [fence.target.sge(..).unwrap()];
-    let read = SendRequest::rdma_read(0xfe9ce, &sge, fence.source.remote()).unsignaled();
-    // SAFETY: both words outlive the queue pair's use of them (the read is waited for here).
-    unsafe { requester.post_send_list(&[read]) }.unwrap();
-    let got = fence
-        .target
-        .wait_for(0, |v| v == marker, Some(Duration::from_secs(60)));
-    assert_eq!(
-        got,
-        Some(marker),
-        "the fence's RDMA READ did not land in 60 s"
-    );
 }
 
 fn connect<'a>(

@@ -1,12 +1,13 @@
 //! The verbs fixture the suites share: polling a CQ with a deadline, waiting for one work request's
-//! completion, and connecting two RC queue pairs to each other (RESET → INIT → RTR → RTS through
-//! [`PreparedQueuePair::handshake`]) with [`RcPair`].
+//! completion, connecting two RC queue pairs to each other (RESET → INIT → RTR → RTS through
+//! [`PreparedQueuePair::handshake`]) with [`RcPair`], and the fences that show nothing more will
+//! complete without sleeping ([`read_fence`], [`send_fence`]).
 
 use std::time::{Duration, Instant};
 
 use uverbs::{
-    ibv_access_flags, ibv_qp_type, ibv_wc, CompletionQueue, PreparedQueuePair, ProtectionDomain,
-    QueuePair, QueuePairBuilder, SharedReceiveQueue,
+    ibv_access_flags, ibv_qp_type, ibv_wc, CompletionQueue, MemoryRegion, PreparedQueuePair,
+    ProtectionDomain, QueuePair, QueuePairBuilder, ReceiveRequest, SendRequest, SharedReceiveQueue,
 };
 
 /// The GID index the RoCE v2 IPv4-mapped loopback address has on rxe0 over lo (and on the model).
@@ -67,6 +68,86 @@ pub fn wait_for(
         );
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// The probe of [`read_fence`]: a word of the responder's (`source`, remotely readable) and one
+/// of the requester's (`target`).
+pub struct Fence {
+    source: MemoryRegion<u64>,
+    target: MemoryRegion<u64>,
+    marker: u64,
+}
+
+impl Fence {
+    pub fn new(pd: &ProtectionDomain<'_>) -> Fence {
+        Fence {
+            source: pd.allocate::<u64>(1).unwrap(),
+            target: pd.allocate::<u64>(1).unwrap(),
+            marker: 0x5eed_0000,
+        }
+    }
+}
+
+/// Waits ([`DEADLINE`] at most) until everything `requester` posted before has been executed and
+/// completed, without polling a CQ: posts an unsignaled RDMA READ of `fence.source` (holding a new
+/// marker) into `fence.target` and waits for the marker to land. An RC queue pair executes its
+/// requests in order, and its peer executes them in order, so when the read's data is there the
+/// peer has consumed the earlier sends (and written their receive completions) and the
+/// requester's earlier requests have completed (a read response acknowledges every request
+/// before it; rxe's completer and the model's engine write their completions before the read's
+/// data). The peer must grant remote reads (e.g. [`RcPair::remote_rw`]).
+///
+/// What is in the CQs after it is all the requester's earlier requests and their messages will
+/// ever complete there: a test polls once and asserts on that, instead of sleeping. It consumes no
+/// receive, so it works whatever receives the peer has posted.
+pub fn read_fence(requester: &QueuePair<'_>, fence: &mut Fence) {
+    fence.marker += 1;
+    let marker = fence.marker;
+    fence.source[0] = marker;
+    assert!(fence.target.write_volatile(0, 0));
+    let sge = [fence.target.sge(..).unwrap()];
+    let read = SendRequest::rdma_read(0xfe9ce, &sge, fence.source.remote()).unsignaled();
+    // SAFETY: both words outlive the queue pair's use of them (the read is waited for here).
+    unsafe { requester.post_send_list(&[read]) }.unwrap();
+    let got = fence.target.wait_for(0, |v| v == marker, Some(DEADLINE));
+    assert_eq!(
+        got,
+        Some(marker),
+        "the fence's RDMA READ did not land in {} s",
+        DEADLINE.as_secs()
+    );
+}
+
+/// The work request ids of [`send_fence`]'s own requests.
+pub const FENCE_SEND: u64 = 0xfe5c_0001;
+pub const FENCE_RECV: u64 = 0xfe5c_0002;
+
+/// Waits until everything posted before on `a`'s send queue and on `b`'s receive queue has
+/// completed (RC, `a` → `b`, both in RTS, both completing on `cq`), and returns every completion
+/// polled meanwhile that is not the fence's own: a test asserts on that (usually, that it is
+/// empty) where it would otherwise sleep and poll.
+///
+/// Posts a receive without scatter entries on `b`, then a signaled zero-length SEND on `a`, and
+/// waits for both. `a`'s send queue completes in order, so whatever a send request posted before
+/// completes comes first; `b`'s receive queue is consumed in order, so a receive posted before the
+/// fence's (one a refused post put there all the same) takes the fence's message and completes,
+/// and the fence's receive does not: then the wait fails after [`DEADLINE`], showing what did
+/// complete. `b` must have no other receive posted.
+pub fn send_fence(a: &QueuePair<'_>, b: &QueuePair<'_>, cq: &CompletionQueue<'_>) -> Vec<ibv_wc> {
+    // SAFETY: no scatter entries: the device writes no memory for it.
+    unsafe { b.post_receive_list(&[ReceiveRequest::new(FENCE_RECV, &[])]) }.unwrap();
+    // SAFETY: no gather entries: the device reads no memory for it.
+    unsafe { a.post_send_list(&[SendRequest::send(FENCE_SEND, &[])]) }.unwrap();
+    let mut seen = Vec::new();
+    let s = wait_for(cq, FENCE_SEND, &mut seen, DEADLINE);
+    let r = wait_for(cq, FENCE_RECV, &mut seen, DEADLINE);
+    assert!(
+        s.is_valid() && r.is_valid() && r.len() == 0,
+        "the fence failed: {s:?} {r:?}"
+    );
+    let mut buf = [ibv_wc::default(); 16];
+    seen.extend_from_slice(cq.poll(&mut buf).unwrap());
+    seen
 }
 
 /// Settings a suite applies to both queue pairs' builders beyond [`RcPair`]'s own.
