@@ -8,7 +8,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::verbs::{poll_n, RcPair};
+use common::verbs::{
+    poll_n, read_fence, wait_for, Fence, RcPair, DEADLINE, FENCE_RECV, FENCE_SEND,
+};
 use common::{any_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_type, ibv_wc, ibv_wc_opcode, AsyncEvent, AsyncEventKind, CommandPath,
@@ -28,7 +30,8 @@ fn contexts(dev: &TestDevice) -> Vec<(&'static str, Context)> {
     ]
 }
 
-/// Connects a sender (own receive queue, unused) to a receiver on `srq`.
+/// Connects a sender (own receive queue, unused) to a receiver on `srq`; the receiver grants
+/// remote reads, for [`read_fence`].
 fn pair<'a>(
     pd: &'a ProtectionDomain<'_>,
     scq: &'a CompletionQueue<'_>,
@@ -43,14 +46,53 @@ fn pair<'a>(
         .rnr_retry(7)
         .min_rnr_timer(1)
         .access(ibv_access_flags::IBV_ACCESS_LOCAL_WRITE)
+        .remote_rw()
         .connect_on_srq(srq, rcq)
 }
 
-fn assert_no_more(cq: &CompletionQueue<'_>) {
-    std::thread::sleep(Duration::from_millis(200));
-    let mut buf = [ibv_wc::default(); 4];
-    let extra = cq.poll(&mut buf).unwrap();
-    assert!(extra.is_empty(), "unexpected completions {extra:?}");
+/// What is in `cq` now, without waiting: after a fence, every completion that earlier work will
+/// ever produce there.
+fn left_in(cq: &CompletionQueue<'_>) -> Vec<ibv_wc> {
+    let mut buf = [ibv_wc::default(); 16];
+    cq.poll(&mut buf).unwrap().to_vec()
+}
+
+/// Shows that `srq` holds no receive and that `s` and its receiver have nothing more to complete,
+/// without sleeping: posts one receive without scatter entries on `srq`, sends a zero-length
+/// message from `s`, and asserts that the first receive completion on `rcq` is the fence's and
+/// that nothing else completed on either CQ.
+///
+/// The SRQ's receives are taken in the order they were posted, so a receive left in it (one a
+/// refused post put there all the same) takes the fence's message, completes first, and the
+/// assertion fails; `s`'s send queue and its receiver complete in order, so whatever their earlier
+/// requests complete is on the CQs before the fence's completions.
+fn srq_fence(
+    path: &str,
+    s: &QueuePair<'_>,
+    srq: &SharedReceiveQueue,
+    scq: &CompletionQueue<'_>,
+    rcq: &CompletionQueue<'_>,
+) {
+    // SAFETY: no scatter entries: the device writes no memory for it.
+    unsafe { srq.post_receive_list(&[ReceiveRequest::new(FENCE_RECV, &[])]) }.unwrap();
+    send(s, &[SendRequest::send(FENCE_SEND, &[])]);
+    let mut seen = Vec::new();
+    let sent = wait_for(scq, FENCE_SEND, &mut seen, DEADLINE);
+    assert!(sent.is_valid(), "{path}: the fence's send: {sent:?}");
+    seen.extend(left_in(scq));
+    assert!(
+        seen.is_empty(),
+        "{path}: unexpected send completions {seen:?}"
+    );
+    let got = poll_n(rcq, 1);
+    assert_eq!(
+        got.iter().map(ibv_wc::wr_id).collect::<Vec<_>>(),
+        [FENCE_RECV],
+        "{path}: the fence's message took another receive, or something else completed: {got:?}"
+    );
+    assert!(got[0].is_valid() && got[0].len() == 0, "{path}: {got:?}");
+    let extra = left_in(rcq);
+    assert!(extra.is_empty(), "{path}: unexpected completions {extra:?}");
 }
 
 /// Every async event until none comes for `quiet`.
@@ -175,8 +217,17 @@ fn four_rc_queue_pairs_share_one_srq() {
             buffers.iter().all(|&b| b),
             "{path}: every pooled buffer used once"
         );
-        // Every receiver drew from the pool.
-        assert_no_more(&rcq);
+        // Nothing more completes: once an RDMA READ from each sender has landed, every receiver
+        // has completed all it ever will for the messages before it (see `read_fence`).
+        let mut fence = Fence::new(&pd);
+        for (s, _) in &pairs {
+            read_fence(s, &mut fence);
+        }
+        let (extra_recv, extra_send) = (left_in(&rcq), left_in(&scq));
+        assert!(
+            extra_recv.is_empty() && extra_send.is_empty(),
+            "{path}: unexpected completions {extra_recv:?} {extra_send:?}"
+        );
     }
 }
 
@@ -225,7 +276,8 @@ fn a_full_srq_is_queue_full_and_posts_nothing_more() {
         let ids: Vec<u64> = got.iter().map(ibv_wc::wr_id).collect();
         assert_eq!(ids, (0..cap as u64).collect::<Vec<_>>(), "{path}");
         poll_n(&scq, cap);
-        assert_no_more(&rcq);
+        // The receive refused for a full ring is not in it: the next message takes the fence's.
+        srq_fence(path, &s, &srq, &scq, &rcq);
         // SAFETY: as above.
         unsafe { srq.post_receive_list(&recvs[..cap]) }.unwrap();
         // SAFETY: as above.
@@ -252,7 +304,7 @@ fn a_full_srq_is_queue_full_and_posts_nothing_more() {
             "{path}: {}",
             e.error
         );
-        assert_no_more(&rcq);
+        srq_fence(path, &s, &srq, &scq, &rcq);
     }
 }
 
