@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::verbs::{poll_n, RcPair};
+use common::verbs::{poll_n, read_fence, wait_for, Fence, RcPair, DEADLINE};
 use common::{any_device, TestDevice};
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_wc, ibv_wc_flags, ibv_wc_opcode, ibv_wc_status,
@@ -408,11 +408,14 @@ fn lists_post_in_order_and_stop_at_the_first_bad_request() {
     );
     sent.sort();
     assert_eq!(sent, (100..140).collect::<Vec<_>>());
-    std::thread::sleep(Duration::from_millis(200));
+    // Once an RDMA READ posted after them has landed, a request posted past the bad one would have
+    // completed, and its message taken the next receive (see `read_fence`).
+    read_fence(&p.a, &mut Fence::new(&pd));
     let mut buf = [ibv_wc::default(); 4];
+    let extra = cq.poll(&mut buf).unwrap();
     assert!(
-        cq.poll(&mut buf).unwrap().is_empty(),
-        "nothing after the bad request was posted"
+        extra.is_empty(),
+        "nothing after the bad request was posted: {extra:?}"
     );
 }
 
@@ -444,11 +447,14 @@ fn selective_signaling_completes_only_the_signaled() {
     let wcs = poll_n(&cq, 4);
     let ids: Vec<u64> = wcs.iter().map(ibv_wc::wr_id).collect();
     assert_eq!(ids, vec![4, 9, 14, 19]);
-    std::thread::sleep(Duration::from_millis(200));
+    // Every write has completed once an (unsignaled) RDMA READ posted after them has landed: the
+    // CQ holds all they will ever complete, and the read completes nothing either.
+    read_fence(&p.a, &mut Fence::new(&pd));
     let mut buf = [ibv_wc::default(); 4];
+    let extra = cq.poll(&mut buf).unwrap();
     assert!(
-        cq.poll(&mut buf).unwrap().is_empty(),
-        "no completion for unsignaled requests"
+        extra.is_empty(),
+        "no completion for unsignaled requests: {extra:?}"
     );
     // With sq_sig_all, even "unsignaled" requests complete.
     let q = connect(&pd, &cq, 8, true);
@@ -516,8 +522,11 @@ fn moving_to_error_flushes_every_outstanding_request() {
     let ctx = setup(&dev);
     let cq = ctx.create_cq(64, 0).unwrap();
     let pd = ctx.alloc_pd().unwrap();
-    // Sends stall: the peer has no receive and the sender retries RNR forever.
+    // Sends stall: the peer has a receive for the first message only, and the sender retries RNR
+    // forever.
     let p = connect_with(&pd, &cq, 16, false, 7);
+    let first = pd.allocate::<u64>(1).unwrap();
+    post_recv(&p.b, &[ReceiveRequest::new(200, &[first.sge(..).unwrap()])]);
     let tx = pd.allocate::<u64>(8).unwrap();
     let sges: Vec<_> = (0..8).map(|i| [tx.sge(i..i + 1).unwrap()]).collect();
     let reqs: Vec<_> = sges
@@ -535,16 +544,28 @@ fn moving_to_error_flushes_every_outstanding_request() {
             .map(|(i, s)| ReceiveRequest::new(100 + i as u64, s))
             .collect::<Vec<_>>(),
     );
-    std::thread::sleep(Duration::from_millis(100));
+    // The sends are under way once the first message was received and acknowledged: the other
+    // seven are outstanding, with no receive at the peer to take them.
+    let mut seen = Vec::new();
+    let received = wait_for(&cq, 200, &mut seen, DEADLINE);
+    let sent = wait_for(&cq, 0, &mut seen, DEADLINE);
+    assert!(
+        received.is_valid() && sent.is_valid(),
+        "{received:?} {sent:?}"
+    );
+    assert!(
+        seen.is_empty(),
+        "only the first message completes: {seen:?}"
+    );
     p.a.modify(&QpAttr {
         qp_state: Some(ibv_qp_state::IBV_QPS_ERR),
         ..QpAttr::default()
     })
     .unwrap();
-    let wcs = poll_n(&cq, 12);
+    let wcs = poll_n(&cq, 11);
     let mut ids: Vec<u64> = wcs.iter().map(ibv_wc::wr_id).collect();
     ids.sort();
-    assert_eq!(ids, (0..8).chain(100..104).collect::<Vec<_>>());
+    assert_eq!(ids, (1..8).chain(100..104).collect::<Vec<_>>());
     for w in &wcs {
         assert_eq!(
             w.error().map(|e| e.0),
