@@ -9,10 +9,12 @@
 //!
 //! and check that each still names the intended error (E0597, E0505, E0382, E0502, E0506, E0277).
 
-/// Whether this runs inside the VM harness (tests/vm/suite), whose guest sees the sources read-only
-/// and has no toolchain: compiling is the host's business.
+/// Whether this runs inside the VM harness (tests/vm/suite: `UVERBS_VM` set, as for the other
+/// suites' `common::in_vm`), whose guest sees the sources read-only and has no toolchain:
+/// compiling is the host's business. A host with a device (`UVERBS_TEST_DEVICE=mlx5_0`, or
+/// `tests/vm/run --native`) has its toolchain, so the programs are compiled there.
 fn in_vm() -> bool {
-    let vm = std::env::var_os("UVERBS_TEST_DEVICE").is_some_and(|d| !d.is_empty());
+    let vm = std::env::var_os("UVERBS_VM").is_some_and(|v| !v.is_empty());
     if vm {
         eprintln!("SKIPPED: compile-fail tests run on the host (cargo test), not in the VM");
     }
