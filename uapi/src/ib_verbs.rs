@@ -126,3 +126,19 @@ pub const IB_WC_WITH_IMM: u32 = 1 << 1;
 /// `enum ib_wc_flags`: the completion carries an invalidated rkey (libibverbs' `IBV_WC_WITH_INV`
 /// is `1 << 3`).
 pub const IB_WC_WITH_INVALIDATE: u32 = 1 << 2;
+
+/// libibverbs' `enum ibv_wc_flags`, the numbering completions reach users in: a GRH is present
+/// (as the kernel's [`IB_WC_GRH`]).
+pub const IBV_WC_GRH: u32 = IB_WC_GRH;
+/// libibverbs' `enum ibv_wc_flags`: immediate data (as the kernel's [`IB_WC_WITH_IMM`]).
+pub const IBV_WC_WITH_IMM: u32 = IB_WC_WITH_IMM;
+/// libibverbs' `enum ibv_wc_flags`: the IP checksum was verified (no kernel counterpart).
+pub const IBV_WC_IP_CSUM_OK: u32 = 1 << 2;
+/// libibverbs' `enum ibv_wc_flags`: the completion carries an invalidated rkey (the kernel's
+/// [`IB_WC_WITH_INVALIDATE`], renumbered).
+pub const IBV_WC_WITH_INV: u32 = 1 << 3;
+
+/// `enum ib_srq_attr_mask` (`MODIFY_SRQ`): resize the queue (`max_wr`).
+pub const IB_SRQ_MAX_WR: u32 = 1 << 0;
+/// `enum ib_srq_attr_mask` (`MODIFY_SRQ`): set the limit (`srq_limit`), which arms the limit event.
+pub const IB_SRQ_LIMIT: u32 = 1 << 1;

@@ -1,7 +1,8 @@
 //! The values of `uverbs_uapi::ib_verbs` (from the kernel's internal `ib_verbs.h`, which no uapi
 //! header carries) against libibverbs' `<infiniband/verbs.h>`, which uses the same numbers for QP
 //! states, attribute masks, send flags, completion status and receive opcodes; the completion
-//! flags, where the two differ, are pinned to the kernel's values.
+//! flags, where the two differ, are pinned to the kernel's values, and libibverbs' own
+//! (`IBV_WC_*`, the numbering users see) are checked against its header.
 
 use std::fmt::Write;
 use std::process::Command;
@@ -66,6 +67,12 @@ fn table() -> Vec<(i128, &'static str)> {
         IB_WC_RECV_RDMA_WITH_IMM = IBV_WC_RECV_RDMA_WITH_IMM,
         IB_WC_GRH = IBV_WC_GRH,
         IB_WC_WITH_IMM = IBV_WC_WITH_IMM,
+        IB_SRQ_MAX_WR = IBV_SRQ_MAX_WR,
+        IB_SRQ_LIMIT = IBV_SRQ_LIMIT,
+        IBV_WC_GRH = IBV_WC_GRH,
+        IBV_WC_WITH_IMM = IBV_WC_WITH_IMM,
+        IBV_WC_IP_CSUM_OK = IBV_WC_IP_CSUM_OK,
+        IBV_WC_WITH_INV = IBV_WC_WITH_INV,
         // The work-request and send-completion opcodes of the uapi header agree with libibverbs'.
         IB_UVERBS_WR_SEND = IBV_WR_SEND,
         IB_UVERBS_WR_SEND_WITH_IMM = IBV_WR_SEND_WITH_IMM,
@@ -90,7 +97,7 @@ fn table() -> Vec<(i128, &'static str)> {
 #[test]
 fn ib_verbs_values_match_libibverbs() {
     let table = table();
-    assert_eq!(table.len(), 69, "entries in the table");
+    assert_eq!(table.len(), 75, "entries in the table");
     let mut src =
         String::from("#include <stdio.h>\n#include <infiniband/verbs.h>\nint main(void)\n{\n");
     for (_, c) in &table {
