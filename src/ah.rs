@@ -4,23 +4,14 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use uverbs_drivers::backend::Backend;
+use uverbs_drivers::backend::AhInit;
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::mlx5::ah::{AhLink, Mlx5Ah};
-use uverbs_drivers::mlx5::wqe::Av;
-use uverbs_drivers::rxe::ah::RxeAh;
 use uverbs_drivers::uapi;
+use uverbs_drivers::verbs::Ah;
 
 use crate::attr::{GidType, LinkLayer};
 use crate::pd::{PdInner, ProtectionDomain};
 use crate::qp::AddressVector;
-
-/// The backend's address handle.
-#[derive(Debug)]
-enum AhImpl {
-    Rxe(RxeAh),
-    Mlx5(Mlx5Ah),
-}
 
 /// An address handle (`ibv_ah`): a route to a port (or, with a multicast destination GID, to a
 /// multicast group) that UD sends name, from [`ProtectionDomain::create_ah`].
@@ -30,7 +21,7 @@ enum AhImpl {
 /// been polled, or the device finds no address and fails the send with an error completion.
 pub struct AddressHandle {
     // Dropped first: the handle is destroyed before its protection domain can go.
-    imp: AhImpl,
+    imp: Ah,
     pd: Arc<PdInner>,
     av: AddressVector,
 }
@@ -91,31 +82,25 @@ impl AddressHandle {
                 reserved: 0,
             };
         }
-        let drv = &pd.inner.ctx.drv;
-        let imp = match drv.backend() {
-            Backend::Rxe(_) => AhImpl::Rxe(RxeAh::create(drv, pd.inner.handle, &attr)?),
-            Backend::Mlx5(_) => {
-                let ethernet = if av.port_num == 1 {
-                    pd.ctx.inner().port1.as_ref().map(|p| p.link_layer())
-                } else {
-                    Some(pd.ctx.query_port(av.port_num)?.link_layer())
-                } == Some(LinkLayer::Ethernet);
-                let roce_v2 = av.dgid.is_some()
-                    && pd.ctx.gid_table().iter().any(|e| {
-                        e.port_num == u32::from(av.port_num)
-                            && e.gid_index == u32::from(av.sgid_index)
-                            && e.kind() == GidType::RoceV2
-                    });
-                let link = AhLink { ethernet, roce_v2 };
-                AhImpl::Mlx5(Mlx5Ah::create(drv, pd.inner.handle, &attr, link)?)
-            }
-            _ => {
-                return Err(Error::Unsupported {
-                    verb: Verb::CreateAh,
-                }
-                .into())
-            }
+        // What a backend that builds the address itself needs to know: the port's link layer and
+        // the source GID's type.
+        let ethernet = if av.port_num == 1 {
+            pd.ctx.inner().port1.as_ref().map(|p| p.link_layer())
+        } else {
+            Some(pd.ctx.query_port(av.port_num)?.link_layer())
+        } == Some(LinkLayer::Ethernet);
+        let roce_v2 = av.dgid.is_some()
+            && pd.ctx.gid_table().iter().any(|e| {
+                e.port_num == u32::from(av.port_num)
+                    && e.gid_index == u32::from(av.sgid_index)
+                    && e.kind() == GidType::RoceV2
+            });
+        let init = AhInit {
+            attr,
+            ethernet,
+            roce_v2,
         };
+        let imp = Ah::create(&pd.inner.pd, &init)?;
         Ok(AddressHandle {
             imp,
             pd: Arc::clone(&pd.inner),
@@ -128,22 +113,9 @@ impl AddressHandle {
         self.av
     }
 
-    /// The number the backend's send WQEs name it by.
-    pub(crate) fn ah_num(&self) -> u32 {
-        match &self.imp {
-            AhImpl::Rxe(ah) => ah.ah_num(),
-            // mlx5 sends carry the address vector itself (`mlx5_av`); the number only has to be
-            // non-zero.
-            AhImpl::Mlx5(ah) => ah.handle().unwrap_or(0) | 1 << 31,
-        }
-    }
-
-    /// The address vector mlx5 UD sends through this handle carry.
-    pub(crate) fn mlx5_av(&self) -> Option<Av> {
-        match &self.imp {
-            AhImpl::Mlx5(ah) => Some(*ah.av()),
-            AhImpl::Rxe(_) => None,
-        }
+    /// The backend's address handle, which UD sends through this one name.
+    pub(crate) fn backend(&self) -> &Ah {
+        &self.imp
     }
 
     /// The protection domain it belongs to.
@@ -155,7 +127,7 @@ impl AddressHandle {
 impl fmt::Debug for AddressHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AddressHandle")
-            .field("ah_num", &self.ah_num())
+            .field("handle", &self.imp.handle())
             .field("av", &self.av)
             .finish_non_exhaustive()
     }

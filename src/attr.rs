@@ -7,8 +7,8 @@
 use std::fmt;
 
 use bitflags::bitflags;
-use uverbs_drivers::context::{port_active_speed_ex, DeviceAttrs};
 use uverbs_drivers::uapi;
+use uverbs_drivers::ucontext::{port_active_speed_ex, DeviceAttrs};
 
 use crate::device::Guid;
 use crate::ibv::ibv_gid_type;

@@ -32,7 +32,7 @@ pub struct CompletionChannel {
 impl CompletionChannel {
     pub(crate) fn new(ctx: &Context) -> io::Result<CompletionChannel> {
         let inner = ctx.inner();
-        let fd = inner.drv.create_comp_channel()?;
+        let fd = inner.ucontext().create_comp_channel()?;
         Ok(CompletionChannel {
             inner: Arc::new(ChannelInner {
                 fd,
@@ -47,10 +47,18 @@ impl CompletionChannel {
     }
 
     fn read_event(&self, timeout: Option<Duration>) -> io::Result<Option<isize>> {
-        // An mlx5 CQ's events carry a key of the context, which also acknowledges the event to the
-        // CQ (as `ibv_get_cq_event` does); an rxe CQ's carry its `id`.
-        Ok(event::read_comp_event(self.inner.fd.as_fd(), timeout)?
-            .map(|handle| self.inner.ctx.cq_events.completion(handle)))
+        // A CQ's events carry a key of the context; the table acknowledges the event to the CQ (as
+        // `ibv_get_cq_event` does) and gives its `id`. (The kernel drops a CQ's queued events when
+        // it is destroyed, so every key read names a live CQ; the key itself is the fallback.)
+        Ok(
+            event::read_comp_event(self.inner.fd.as_fd(), timeout)?.map(|key| {
+                self.inner
+                    .ctx
+                    .cq_events
+                    .completion(key)
+                    .unwrap_or(key as isize)
+            }),
+        )
     }
 
     /// Waits for the next event and returns the `id` of the completion queue it is for

@@ -8,13 +8,14 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use uverbs_drivers::chan::CommandPath;
-use uverbs_drivers::context as drv;
-use uverbs_drivers::discover::{DeviceInfo, Driver};
+use uverbs_drivers::discover::{self, DeviceInfo, Driver};
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::ucontext::Ucontext;
+use uverbs_drivers::verbs::DeviceContext;
 
 use crate::attr::{DeviceAttr, GidEntry, NodeType, PortAttr};
 use crate::channel::CompletionChannel;
-use crate::cq::{CompletionQueue, CqImpl, CqInner};
+use crate::cq::{CompletionQueue, CqInner};
 use crate::event::AsyncEvent;
 use crate::pd::ProtectionDomain;
 
@@ -30,19 +31,26 @@ pub struct Context {
 
 #[derive(Debug)]
 pub(crate) struct Inner {
-    pub(crate) drv: Arc<drv::Context>,
+    pub(crate) drv: Arc<DeviceContext>,
     gid_table: Vec<GidEntry>,
     /// Port 1 as it was when the context was opened: `ibverbs` takes the LID and the default path
     /// MTU from here.
     pub(crate) port1: Option<PortAttr>,
-    /// The mlx5 CQs by the user handle their events carry.
+    /// The CQs by the user handle their events carry.
     pub(crate) cq_events: CqEvents,
 }
 
-/// The completion queues whose events carry a key of the context instead of their `id` (mlx5):
-/// reading a completion event must reach the CQ (rdma-core's `ibv_get_cq_event` calls the
-/// provider's `cq_event`, which advances the arm sequence number), and the `id` a user gives is not
-/// unique. Completion and async events are translated back to the `id` here.
+impl Inner {
+    /// The kernel's user context: the commands every backend shares.
+    pub(crate) fn ucontext(&self) -> &Ucontext {
+        self.drv.ucontext()
+    }
+}
+
+/// The completion queues by the user handle their events carry: a key of the context rather than
+/// their `id`, which a user may give several queues. Reading a completion event must reach the
+/// queue (rdma-core's `ibv_get_cq_event` calls the provider's `cq_event`: mlx5 advances the arm
+/// sequence number there), and completion and async events are translated back to the `id`.
 #[derive(Debug, Default)]
 pub(crate) struct CqEvents {
     next: AtomicU64,
@@ -68,18 +76,14 @@ impl CqEvents {
     }
 
     /// A completion event with user handle `key` was read: acknowledges it to the CQ and returns
-    /// the CQ's `id` (the handle itself when no CQ of this table has it: an rxe CQ's handle is its
-    /// `id`).
-    pub(crate) fn completion(&self, key: u64) -> isize {
-        let Some((id, cq)) = self.map().get(&key).cloned() else {
-            return key as isize;
-        };
+    /// the CQ's `id`; `None` when no CQ of this context has the key (it was destroyed after the
+    /// event was queued).
+    pub(crate) fn completion(&self, key: u64) -> Option<isize> {
+        let (id, cq) = self.map().get(&key).cloned()?;
         if let Some(cq) = cq.upgrade() {
-            if let CqImpl::Mlx5(cq) = &cq.imp {
-                cq.event();
-            }
+            cq.imp.event();
         }
-        id
+        Some(id)
     }
 
     /// The `id` of the CQ whose events carry `key`, if this table has it.
@@ -94,9 +98,9 @@ impl Context {
     }
 
     pub(crate) fn open_with(info: &DeviceInfo, path: CommandPath) -> io::Result<Context> {
-        let drv = drv::Context::open_with(info, path)?;
-        let gid_table = read_gid_table(&drv)?;
-        let port1 = drv.query_port(1).ok().map(PortAttr::new);
+        let drv = DeviceContext::open_with(info, path)?;
+        let gid_table = read_gid_table(drv.ucontext())?;
+        let port1 = drv.ucontext().query_port(1).ok().map(PortAttr::new);
         Ok(Context {
             inner: Arc::new(Inner {
                 drv: Arc::new(drv),
@@ -109,12 +113,12 @@ impl Context {
 
     /// Opens the device named `name` (a convenience over [`crate::devices`]).
     pub fn open_by_name(name: &str) -> io::Result<Context> {
-        Context::open(&drv::find_device(name)?)
+        Context::open(&discover::find_device(name)?)
     }
 
     /// Whether commands travel as legacy `write()`s only (an old kernel, or `UVERBS_COMMAND_PATH=write`).
     pub fn is_legacy_path(&self) -> bool {
-        self.inner.drv.channel().is_legacy()
+        self.inner.ucontext().channel().is_legacy()
     }
 
     /// The device's name.
@@ -184,18 +188,14 @@ impl Context {
 
     /// The device's attributes (`ibv_query_device_ex`).
     pub fn query_device(&self) -> io::Result<DeviceAttr> {
-        let attrs = self.inner.drv.query_device()?;
-        let fw_ver = self
-            .inner
-            .drv
-            .backend()
-            .format_fw_ver(attrs.resp.base.fw_ver);
+        let attrs = self.inner.ucontext().query_device()?;
+        let fw_ver = self.inner.drv.format_fw_ver(attrs.resp.base.fw_ver);
         Ok(DeviceAttr::new(attrs, fw_ver))
     }
 
     /// A port's attributes; ports are numbered from 1 (`ibv_query_port`).
     pub fn query_port(&self, port: u8) -> io::Result<PortAttr> {
-        Ok(PortAttr::new(self.inner.drv.query_port(port)?))
+        Ok(PortAttr::new(self.inner.ucontext().query_port(port)?))
     }
 
     /// The GID table of every port, as read when the context was opened, without empty slots.
@@ -205,14 +205,14 @@ impl Context {
 
     /// Reads the GID table again (it changes when IP addresses come and go on RoCE).
     pub fn query_gid_table(&self) -> io::Result<Vec<GidEntry>> {
-        read_gid_table(&self.inner.drv)
+        read_gid_table(self.inner.ucontext())
     }
 
     /// One GID table entry, `None` for an empty slot (`ibv_query_gid_ex`).
     pub fn query_gid_entry(&self, port: u8, index: u32) -> io::Result<Option<GidEntry>> {
         Ok(self
             .inner
-            .drv
+            .ucontext()
             .query_gid_entry(port, index)?
             .as_ref()
             .map(GidEntry::from))
@@ -220,26 +220,30 @@ impl Context {
 
     /// The number of completion vectors (`num_comp_vectors`).
     pub fn num_comp_vectors(&self) -> u32 {
-        self.inner.drv.num_comp_vectors()
+        self.inner.ucontext().num_comp_vectors()
     }
 
     /// The device's async event file, for `poll`/`epoll` (non-blocking; read it with
     /// [`Context::get_async_event`] and friends).
     pub fn async_fd(&self) -> BorrowedFd<'_> {
-        self.inner.drv.async_fd()
+        self.inner.ucontext().async_fd()
     }
 
     fn read_async_event(&self, timeout: Option<Duration>) -> io::Result<Option<AsyncEvent>> {
         /// `IBV_EVENT_CQ_ERR`: the element is a CQ's user handle.
         const CQ_ERR: u32 = 0;
-        Ok(self.inner.drv.read_async_event(timeout)?.map(|mut desc| {
-            if desc.event_type == CQ_ERR {
-                if let Some(id) = self.inner.cq_events.id(desc.element) {
-                    desc.element = id as u64;
+        Ok(self
+            .inner
+            .ucontext()
+            .read_async_event(timeout)?
+            .map(|mut desc| {
+                if desc.event_type == CQ_ERR {
+                    if let Some(id) = self.inner.cq_events.id(desc.element) {
+                        desc.element = id as u64;
+                    }
                 }
-            }
-            AsyncEvent::from(desc)
-        }))
+                AsyncEvent::from(desc)
+            }))
     }
 
     /// Waits for the next async event of the device (`ibv_get_async_event`): an error or state
@@ -289,12 +293,12 @@ impl Context {
     /// relies on. The caller must not use the driver level on objects of this crate in any way
     /// their own API would not.
     #[allow(unsafe_code)]
-    pub unsafe fn driver_context(&self) -> &drv::Context {
+    pub unsafe fn driver_context(&self) -> &DeviceContext {
         &self.inner.drv
     }
 }
 
-fn read_gid_table(drv: &drv::Context) -> io::Result<Vec<GidEntry>> {
+fn read_gid_table(drv: &Ucontext) -> io::Result<Vec<GidEntry>> {
     let ports = drv.query_device()?.resp.base.phys_port_cnt;
     let mut total = 0usize;
     for port in 1..=ports {

@@ -4,10 +4,9 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use uverbs_drivers::backend::Backend;
+use uverbs_drivers::backend::CqInit;
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::mlx5::cq::Mlx5Cq;
-use uverbs_drivers::rxe::cq::RxeCq;
+use uverbs_drivers::verbs::Cq;
 
 use std::os::fd::AsFd;
 
@@ -15,40 +14,22 @@ use crate::channel::CompletionChannel;
 use crate::context::{Context, Inner as CtxInner};
 use crate::ibv::ibv_wc;
 
-/// The backend's completion queue.
-#[derive(Debug)]
-pub(crate) enum CqImpl {
-    Rxe(RxeCq),
-    Mlx5(Mlx5Cq),
-}
-
-impl CqImpl {
-    pub(crate) fn handle(&self) -> u32 {
-        match self {
-            CqImpl::Rxe(cq) => cq.handle(),
-            CqImpl::Mlx5(cq) => cq.handle(),
-        }
-    }
-}
-
 /// The kernel object and ring behind a completion queue, shared with the queue pairs that use it.
 #[derive(Debug)]
 pub(crate) struct CqInner {
     // Dropped before the others: the CQ is destroyed while its channel and context are still open.
-    pub(crate) imp: CqImpl,
+    pub(crate) imp: Cq,
     pub(crate) id: isize,
-    /// The user handle of an mlx5 CQ's events, under which the context finds it
+    /// The user handle its events carry, under which the context finds it
     /// ([`crate::context::CqEvents`]).
-    pub(crate) event_key: Option<u64>,
+    event_key: u64,
     pub(crate) _channel: Option<CompletionChannel>,
     pub(crate) _ctx: Arc<CtxInner>,
 }
 
 impl Drop for CqInner {
     fn drop(&mut self) {
-        if let Some(key) = self.event_key {
-            self._ctx.cq_events.remove(key);
-        }
+        self._ctx.cq_events.remove(self.event_key);
     }
 }
 
@@ -85,51 +66,23 @@ impl<'ctx> CompletionQueue<'ctx> {
             }
             .into());
         }
-        let channel_fd = channel.map(|c| c.inner.fd.as_fd());
-        let (imp, event_key) = match inner.drv.backend() {
-            Backend::Rxe(_) => (
-                CqImpl::Rxe(RxeCq::create(
-                    &inner.drv,
-                    cqe,
-                    id as u64,
-                    comp_vector,
-                    channel_fd,
-                )?),
-                None,
-            ),
-            // The events of an mlx5 CQ carry a key of the context's instead of `id`: reading one
-            // must also tell the CQ (its next arm carries the next sequence number), so the key
-            // must name this CQ alone.
-            Backend::Mlx5(_) => {
-                let key = inner.cq_events.next_key();
-                (
-                    CqImpl::Mlx5(Mlx5Cq::create(
-                        &inner.drv,
-                        cqe,
-                        key,
-                        comp_vector,
-                        channel_fd,
-                    )?),
-                    Some(key),
-                )
-            }
-            _ => {
-                return Err(Error::Unsupported {
-                    verb: Verb::CreateCq,
-                }
-                .into())
-            }
+        // The events carry a key of the context instead of `id`: reading one must also reach the
+        // CQ, so the key must name this CQ alone.
+        let event_key = inner.cq_events.next_key();
+        let init = CqInit {
+            cqe,
+            user_handle: event_key,
+            comp_vector,
+            channel: channel.map(|c| c.inner.fd.as_fd()),
         };
         let cq = Arc::new(CqInner {
-            imp,
+            imp: Cq::create(&inner.drv, &init)?,
             id,
             event_key,
             _channel: channel.cloned(),
             _ctx: Arc::clone(inner),
         });
-        if let Some(key) = event_key {
-            inner.cq_events.insert(key, id, &cq);
-        }
+        inner.cq_events.insert(event_key, id, &cq);
         Ok(CompletionQueue {
             inner: cq,
             _ctx: PhantomData,
@@ -143,22 +96,7 @@ impl<'ctx> CompletionQueue<'ctx> {
     /// `qp_num` are meaningful.
     #[inline]
     pub fn poll<'c>(&self, completions: &'c mut [ibv_wc]) -> io::Result<&'c mut [ibv_wc]> {
-        let n = match &self.inner.imp {
-            CqImpl::Rxe(cq) => {
-                let mut i = 0;
-                cq.poll(completions.len(), |wc| {
-                    completions[i] = ibv_wc::from_kernel(wc);
-                    i += 1;
-                })
-            }
-            CqImpl::Mlx5(cq) => {
-                let mut i = 0;
-                cq.poll(completions.len(), |wc| {
-                    completions[i] = ibv_wc::from_kernel(wc);
-                    i += 1;
-                })?
-            }
-        };
+        let n = self.inner.imp.poll(completions)?;
         Ok(&mut completions[..n])
     }
 
@@ -173,17 +111,7 @@ impl<'ctx> CompletionQueue<'ctx> {
             }
             .into());
         }
-        match &self.inner.imp {
-            CqImpl::Rxe(cq) => Ok(self
-                .inner
-                ._ctx
-                .drv
-                .req_notify_cq(cq.handle(), solicited_only)?),
-            CqImpl::Mlx5(cq) => {
-                cq.req_notify(solicited_only);
-                Ok(())
-            }
-        }
+        Ok(self.inner.imp.req_notify(solicited_only)?)
     }
 
     /// The `id` the queue was created with, which its channel's events carry.
@@ -193,9 +121,6 @@ impl<'ctx> CompletionQueue<'ctx> {
 
     /// How many completions the queue holds.
     pub fn capacity(&self) -> u32 {
-        match &self.inner.imp {
-            CqImpl::Rxe(cq) => cq.entries(),
-            CqImpl::Mlx5(cq) => cq.entries(),
-        }
+        self.inner.imp.entries()
     }
 }

@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use uverbs_drivers::wc::WorkCompletion;
+
 macro_rules! constified_enum_module {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $value:expr),+ $(,)? }) => {
         $(#[$meta])*
@@ -271,13 +273,13 @@ bitfield_enum! {
     /// Work completion flags (`enum ibv_wc_flags`).
     ibv_wc_flags {
         /// A GRH is present in the receive buffer.
-        IBV_WC_GRH = ::uverbs_uapi::IB_WC_GRH,
+        IBV_WC_GRH = ::uverbs_uapi::IBV_WC_GRH,
         /// The completion carries immediate data.
-        IBV_WC_WITH_IMM = ::uverbs_uapi::IB_WC_WITH_IMM,
+        IBV_WC_WITH_IMM = ::uverbs_uapi::IBV_WC_WITH_IMM,
         /// The IP checksum was verified.
-        IBV_WC_IP_CSUM_OK = 4,
+        IBV_WC_IP_CSUM_OK = ::uverbs_uapi::IBV_WC_IP_CSUM_OK,
         /// The completion carries an invalidated rkey.
-        IBV_WC_WITH_INV = 8,
+        IBV_WC_WITH_INV = ::uverbs_uapi::IBV_WC_WITH_INV,
         /// Tag matching: sync request.
         IBV_WC_TM_SYNC_REQ = 16,
         /// Tag matching: match.
@@ -497,26 +499,23 @@ impl ibv_wc {
     pub fn vendor_err(&self) -> u32 {
         self.vendor_err
     }
+}
 
-    /// Converts the kernel's completion record. The kernel's `IB_WC_WITH_INVALIDATE` (4) becomes
-    /// libibverbs' `IBV_WC_WITH_INV` (8); the other flags have the same values.
-    #[inline]
-    pub(crate) fn from_kernel(wc: &uverbs_drivers::uapi::ib_uverbs_wc) -> ibv_wc {
-        let mut flags =
-            wc.wc_flags & (ibv_wc_flags::IBV_WC_GRH.0 | ibv_wc_flags::IBV_WC_WITH_IMM.0);
-        if wc.wc_flags & ::uverbs_uapi::IB_WC_WITH_INVALIDATE != 0 {
-            flags |= ibv_wc_flags::IBV_WC_WITH_INV.0;
-        }
+impl From<WorkCompletion> for ibv_wc {
+    /// The backend's completion, field for field: both are `struct ibv_wc`'s contents in
+    /// libibverbs' numbering.
+    #[inline(always)]
+    fn from(wc: WorkCompletion) -> ibv_wc {
         ibv_wc {
             wr_id: wc.wr_id,
             status: wc.status,
             opcode: wc.opcode,
             vendor_err: wc.vendor_err,
             byte_len: wc.byte_len,
-            imm_data: wc.ex,
+            imm_data: wc.imm_data,
             qp_num: wc.qp_num,
             src_qp: wc.src_qp,
-            wc_flags: ibv_wc_flags(flags),
+            wc_flags: ibv_wc_flags(wc.wc_flags),
             pkey_index: wc.pkey_index,
             slid: wc.slid,
             sl: wc.sl,
@@ -584,20 +583,18 @@ mod tests {
     }
 
     #[test]
-    fn kernel_flags_are_translated() {
-        let k = uverbs_drivers::uapi::ib_uverbs_wc {
-            wc_flags: 1 | 2 | 4,
-            ex: 0x1234_5678,
+    fn backend_completions_keep_their_flags() {
+        let wc = ibv_wc::from(WorkCompletion {
+            wc_flags: ::uverbs_uapi::IBV_WC_GRH | ::uverbs_uapi::IBV_WC_WITH_INV,
+            imm_data: 0x1234_5678,
             ..Default::default()
-        };
-        let wc = ibv_wc::from_kernel(&k);
+        });
         assert_eq!(
             wc.wc_flags,
-            ibv_wc_flags::IBV_WC_GRH
-                | ibv_wc_flags::IBV_WC_WITH_IMM
-                | ibv_wc_flags::IBV_WC_WITH_INV
+            ibv_wc_flags::IBV_WC_GRH | ibv_wc_flags::IBV_WC_WITH_INV
         );
-        assert_eq!(wc.imm_data(), Some(0x1234_5678));
+        assert_eq!(wc.invalidated_rkey(), Some(0x1234_5678));
+        assert_eq!(wc.imm_data(), None);
     }
 
     #[test]

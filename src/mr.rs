@@ -5,9 +5,9 @@ use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use uverbs_drivers::cmd::MrKeys;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::mem::Allocation;
-use uverbs_drivers::verbs::MrKeys;
 use uverbs_drivers::wr::Sge;
 use zerocopy::FromBytes;
 
@@ -63,7 +63,7 @@ impl Drop for Registration {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if let Err(e) = self.pd.ctx.drv.dereg_mr(self.keys.handle) {
+        if let Err(e) = self.pd.ctx.ucontext().dereg_mr(self.keys.handle) {
             uverbs_drivers::report_drop_error("memory region", &e);
             // Still registered: the device may write these pages for a peer. Never free them.
             if let Some(m) = memory {
@@ -127,8 +127,8 @@ impl<T> MemoryRegion<T> {
         #[allow(unsafe_code)]
         let keys = unsafe {
             pd.ctx
-                .drv
-                .reg_mr(pd.handle, addr, len as u64, addr, access.0)
+                .ucontext()
+                .reg_mr(pd.handle(), addr, len as u64, addr, access.0)
         }?;
         Ok(MemoryRegion {
             reg: Arc::new(Registration {

@@ -5,8 +5,7 @@ use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use uverbs_drivers::backend::Backend;
-use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::verbs::Mw;
 
 use crate::mr::Registration;
 use crate::pd::{PdInner, ProtectionDomain};
@@ -32,8 +31,9 @@ const MW_TYPE_2: u8 = 2;
 /// domain alive; dropping it deallocates it.
 #[derive(Debug)]
 pub struct MemoryWindow {
+    // Dropped first: the window is deallocated before the region it is bound to can go.
+    _mw: Mw,
     pd: Arc<PdInner>,
-    handle: u32,
     rkey: AtomicU32,
     /// The registration of the region the last bind posted named: kept until the window is
     /// deallocated, so that the region's memory stays allocated (and the kernel, which refuses to
@@ -43,19 +43,11 @@ pub struct MemoryWindow {
 
 impl MemoryWindow {
     pub(crate) fn new(pd: &ProtectionDomain<'_>) -> io::Result<MemoryWindow> {
-        // mlx5 binds windows with UMR WQEs, which this backend does not build (the device reports
-        // `max_mw` 0 to match).
-        if matches!(pd.inner.ctx.drv.backend(), Backend::Mlx5(_)) {
-            return Err(Error::Unsupported {
-                verb: Verb::AllocMw,
-            }
-            .into());
-        }
-        let (handle, rkey) = pd.inner.ctx.drv.alloc_mw(pd.inner.handle, MW_TYPE_2)?;
+        let mw = Mw::alloc(&pd.inner.pd, MW_TYPE_2)?;
         Ok(MemoryWindow {
+            rkey: AtomicU32::new(mw.rkey()),
+            _mw: mw,
             pd: Arc::clone(&pd.inner),
-            handle,
-            rkey: AtomicU32::new(rkey),
             bound: Mutex::new(None),
         })
     }
@@ -93,12 +85,5 @@ impl MemoryWindow {
     }
 }
 
-impl Drop for MemoryWindow {
-    fn drop(&mut self) {
-        if let Err(e) = self.pd.ctx.drv.dealloc_mw(self.handle) {
-            uverbs_drivers::report_drop_error("memory window", &e);
-        }
-        // Then `bound` goes: the region it names is deregistered and freed if nothing else holds it
-        // (or leaked, if the kernel still refuses).
-    }
-}
+// Dropping a window deallocates it (`Mw`'s drop), then `bound` goes: the region it names is
+// deregistered and freed if nothing else holds it (or leaked, if the kernel still refuses).

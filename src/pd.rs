@@ -3,8 +3,8 @@
 use std::io;
 use std::sync::Arc;
 
-use uverbs_drivers::backend::Backend;
 use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::verbs::Pd;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ah::AddressHandle;
@@ -20,15 +20,15 @@ use crate::srq::SharedReceiveQueue;
 /// outlives them whatever order they are dropped in.
 #[derive(Debug)]
 pub(crate) struct PdInner {
+    // Dropped first: the domain is deallocated while the context is still open.
+    pub(crate) pd: Pd,
     pub(crate) ctx: Arc<CtxInner>,
-    pub(crate) handle: u32,
 }
 
-impl Drop for PdInner {
-    fn drop(&mut self) {
-        if let Err(e) = self.ctx.drv.dealloc_pd(self.handle) {
-            uverbs_drivers::report_drop_error("protection domain", &e);
-        }
+impl PdInner {
+    /// The kernel's handle.
+    pub(crate) fn handle(&self) -> u32 {
+        self.pd.handle()
     }
 }
 
@@ -44,15 +44,11 @@ pub struct ProtectionDomain<'ctx> {
 impl<'ctx> ProtectionDomain<'ctx> {
     pub(crate) fn new(ctx: &'ctx Context) -> io::Result<ProtectionDomain<'ctx>> {
         let inner = ctx.inner();
-        let handle = match inner.drv.backend() {
-            Backend::Mlx5(_) => uverbs_drivers::mlx5::alloc_pd(&inner.drv)?.0,
-            _ => inner.drv.alloc_pd(&mut [])?,
-        };
         Ok(ProtectionDomain {
             ctx,
             inner: Arc::new(PdInner {
+                pd: Pd::alloc(&inner.drv)?,
                 ctx: Arc::clone(inner),
-                handle,
             }),
         })
     }

@@ -5,48 +5,30 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+use uverbs_drivers::cmd::QpInit;
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::mlx5::qp::Mlx5Qp;
 use uverbs_drivers::qp_state::{self, mask};
-use uverbs_drivers::rxe::qp::RxeQp;
 use uverbs_drivers::uapi;
-use uverbs_drivers::verbs::QpInit;
+use uverbs_drivers::verbs::Qp;
 use uverbs_drivers::wr::{PostError, RecvWr, SendWr};
 
-use crate::ah::AddressHandle;
 use crate::attr::GidEntry;
-use crate::cq::{CompletionQueue, CqImpl, CqInner};
+use crate::cq::{CompletionQueue, CqInner};
 use crate::ibv::{ibv_access_flags, ibv_qp_state, ibv_qp_type};
 use crate::mr::{MemoryRegion, MrRange};
 use crate::pd::{PdInner, ProtectionDomain};
-use crate::srq::{SharedReceiveQueue, SrqImpl, SrqInner};
+use crate::srq::{SharedReceiveQueue, SrqInner};
 use crate::wr::{PostFailure, ReceiveRequest, SendRequest};
 use crate::Gid;
 
 /// The port `ibverbs` uses for everything.
 const PORT_NUM: u8 = 1;
 
-/// The backend's queue pair.
-#[derive(Debug)]
-enum QpImpl {
-    Rxe(RxeQp),
-    Mlx5(Mlx5Qp),
-}
-
-impl QpImpl {
-    fn handle(&self) -> u32 {
-        match self {
-            QpImpl::Rxe(qp) => qp.handle(),
-            QpImpl::Mlx5(qp) => qp.handle(),
-        }
-    }
-}
-
 /// A queue pair's kernel object and rings, and what it keeps alive.
 #[derive(Debug)]
 struct QpInner {
     // Dropped first: the QP is destroyed before its CQs and PD can go.
-    imp: QpImpl,
+    imp: Qp,
     _send_cq: Arc<CqInner>,
     _recv_cq: Arc<CqInner>,
     _srq: Option<Arc<SrqInner>>,
@@ -61,11 +43,11 @@ impl Drop for QpInner {
     fn drop(&mut self) {
         let groups = self.mcast.get_mut().unwrap_or_else(|p| p.into_inner());
         for (gid, lid) in groups.drain(..) {
-            if let Err(e) = self
-                .pd
-                .ctx
-                .drv
-                .detach_mcast(self.imp.handle(), &gid.bytes(), lid)
+            if let Err(e) =
+                self.pd
+                    .ctx
+                    .ucontext()
+                    .detach_mcast(self.imp.handle(), &gid.bytes(), lid)
             {
                 uverbs_drivers::report_drop_error("multicast attachment", &e);
             }
@@ -342,7 +324,7 @@ impl<'res> QueuePairBuilder<'res> {
         self.check()?;
         let ctx = &self.pd.ctx;
         let mut init = QpInit {
-            pd: self.pd.handle,
+            pd: self.pd.handle(),
             send_cq: self.send.imp.handle(),
             recv_cq: self.recv.imp.handle(),
             qp_type: self.qp_type as u8,
@@ -355,7 +337,7 @@ impl<'res> QueuePairBuilder<'res> {
             },
             sq_sig_all: self.sq_sig_all,
             user_handle: self.ctx as u64,
-            srq: self.srq.as_ref().map(|srq| srq.handle()),
+            srq: self.srq.as_ref().map(|srq| srq.imp.handle()),
         };
         // Handles name objects of one device file: a completion queue (or SRQ) of another context
         // has a handle that names an unrelated object of this one, or none.
@@ -379,30 +361,8 @@ impl<'res> QueuePairBuilder<'res> {
             init.cap.max_recv_wr = 0;
             init.cap.max_recv_sge = 0;
         }
-        let imp = match (&self.send.imp, &self.recv.imp) {
-            (CqImpl::Rxe(_), CqImpl::Rxe(_)) => QpImpl::Rxe(RxeQp::create(&ctx.drv, &init)?),
-            (CqImpl::Mlx5(send), CqImpl::Mlx5(recv)) => {
-                let srq = match self.srq.as_deref().map(|s| &s.imp) {
-                    None => None,
-                    Some(SrqImpl::Mlx5(srq)) => Some(srq),
-                    Some(_) => {
-                        return Err(Error::InvalidArgument {
-                            verb: Verb::CreateQp,
-                            what: "the shared receive queue is of another backend".into(),
-                        }
-                        .into())
-                    }
-                };
-                QpImpl::Mlx5(Mlx5Qp::create(&ctx.drv, &init, send, recv, srq)?)
-            }
-            _ => {
-                return Err(Error::InvalidArgument {
-                    verb: Verb::CreateQp,
-                    what: "the completion queues are of different backends".into(),
-                }
-                .into())
-            }
-        };
+        let srq = self.srq.as_deref().map(|s| &s.imp);
+        let imp = Qp::create(&ctx.drv, &init, &self.send.imp, &self.recv.imp, srq)?;
         let gid = self.gid_index.and_then(|i| {
             self.gid_table
                 .iter()
@@ -764,18 +724,12 @@ pub struct QueuePair<'res> {
 impl<'res> QueuePair<'res> {
     /// The queue pair number.
     pub fn qp_num(&self) -> u32 {
-        match &self.inner.imp {
-            QpImpl::Rxe(qp) => qp.qpn(),
-            QpImpl::Mlx5(qp) => qp.qpn(),
-        }
+        self.inner.imp.qpn()
     }
 
     /// The capacities the queue pair really has.
     pub fn caps(&self) -> QpCaps {
-        let c = match &self.inner.imp {
-            QpImpl::Rxe(qp) => qp.cap(),
-            QpImpl::Mlx5(qp) => qp.cap(),
-        };
+        let c = self.inner.imp.cap();
         QpCaps {
             max_send_wr: c.max_send_wr,
             max_recv_wr: c.max_recv_wr,
@@ -788,10 +742,7 @@ impl<'res> QueuePair<'res> {
     /// The state as of the last successful modify (the device may since have moved it to ERR; use
     /// [`QueuePair::query`] for its word).
     pub fn state(&self) -> ibv_qp_state::Type {
-        match &self.inner.imp {
-            QpImpl::Rxe(qp) => u32::from(qp.state()),
-            QpImpl::Mlx5(qp) => u32::from(qp.state()),
-        }
+        u32::from(self.inner.imp.state())
     }
 
     /// Modifies the queue pair: the fields of `attr` that are `Some` are applied. The transition and
@@ -811,19 +762,12 @@ impl<'res> QueuePair<'res> {
                 refusal,
             }
         })?;
-        match &self.inner.imp {
-            QpImpl::Rxe(qp) => qp.modify(&req)?,
-            QpImpl::Mlx5(qp) => qp.modify(&req)?,
-        }
-        Ok(())
+        Ok(self.inner.imp.modify(&req)?)
     }
 
     /// The queue pair's current attributes, as the kernel reports them.
     pub fn query(&self) -> io::Result<QpAttr> {
-        let r = match &self.inner.imp {
-            QpImpl::Rxe(qp) => qp.query(uapi::IB_QP_LEGACY_ALL)?,
-            QpImpl::Mlx5(qp) => qp.query(uapi::IB_QP_LEGACY_ALL)?,
-        };
+        let r = self.inner.imp.query(uapi::IB_QP_LEGACY_ALL)?;
         let d = r.dest;
         let av = AddressVector {
             dgid: (d.is_global != 0).then(|| Gid::from_bytes(d.dgid)),
@@ -900,13 +844,9 @@ impl<'res> QueuePair<'res> {
         let sge = self.region_sge(mr, range, Verb::PostSend)?;
         let sges = [sge];
         let wr = SendWr::send(wr_id, &sges);
-        match &self.inner.imp {
-            // SAFETY: a non-inline SEND, so the call itself reads no buffer; the device reads `mr[range]`
-            // later, which this function's own contract covers.
-            QpImpl::Rxe(qp) => unsafe { qp.post_send(&[wr]) }.map_err(post_error),
-            // SAFETY: as above.
-            QpImpl::Mlx5(qp) => unsafe { qp.post_send(&[wr]) }.map_err(post_error),
-        }
+        // SAFETY: a non-inline SEND, so the call itself reads no buffer; the device reads
+        // `mr[range]` later, which this function's own contract covers.
+        unsafe { self.inner.imp.post_send(&[wr]) }.map_err(post_error)
     }
 
     /// Posts `mr[range]` as one receive buffer with `wr_id`. No system call.
@@ -925,12 +865,8 @@ impl<'res> QueuePair<'res> {
         let sge = self.region_sge(mr, range, Verb::PostRecv)?;
         let sges = [sge];
         let wr = RecvWr { wr_id, sges: &sges };
-        match &self.inner.imp {
-            // SAFETY: the device writes `mr[range]` later, which this function's own contract covers.
-            QpImpl::Rxe(qp) => unsafe { qp.post_recv(&[wr]) }.map_err(post_error),
-            // SAFETY: as above.
-            QpImpl::Mlx5(qp) => unsafe { qp.post_recv(&[wr]) }.map_err(post_error),
-        }
+        // SAFETY: the device writes `mr[range]` later, which this function's own contract covers.
+        unsafe { self.inner.imp.post_recv(&[wr]) }.map_err(post_error)
     }
 }
 
@@ -955,16 +891,8 @@ impl QueuePair<'_> {
         // A window refusal lies within what the datagram check kept, so it comes first.
         let (requests, window_refused, windows) = self.check_windows(requests);
         let refused = window_refused.or(refused);
-        let result = match &self.inner.imp {
-            // SAFETY: the requests' memory is covered by this function's contract.
-            QpImpl::Rxe(qp) => unsafe { qp.post_send(requests) }.map_err(PostFailure::from),
-            QpImpl::Mlx5(qp) => {
-                // A UD request's address vector is its address handle's.
-                let av = |r: &SendRequest<'_>| r.ah.and_then(AddressHandle::mlx5_av);
-                // SAFETY: as above.
-                unsafe { qp.post_send_with_av(requests, av) }.map_err(PostFailure::from)
-            }
-        };
+        // SAFETY: the requests' memory is covered by this function's contract.
+        let result = unsafe { self.inner.imp.post_send(requests) }.map_err(PostFailure::from);
         // Windows bound by the requests that went in now have their new keys.
         if windows {
             let posted = result
@@ -1060,7 +988,7 @@ impl QueuePair<'_> {
     /// `join_multicast_v6` with its index) kept open while the group is in use.
     pub fn attach_mcast(&self, gid: &Gid, lid: u16) -> io::Result<()> {
         self.check_mcast(gid, Verb::AttachMcast)?;
-        let drv = &self.inner.pd.ctx.drv;
+        let drv = self.inner.pd.ctx.ucontext();
         let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
         drv.attach_mcast(self.inner.imp.handle(), &gid.bytes(), lid)?;
         if !groups.contains(&(*gid, lid)) {
@@ -1072,7 +1000,7 @@ impl QueuePair<'_> {
     /// Detaches this queue pair from the multicast group `gid` ([`QueuePair::attach_mcast`]).
     pub fn detach_mcast(&self, gid: &Gid, lid: u16) -> io::Result<()> {
         self.check_mcast(gid, Verb::DetachMcast)?;
-        let drv = &self.inner.pd.ctx.drv;
+        let drv = self.inner.pd.ctx.ucontext();
         let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
         drv.detach_mcast(self.inner.imp.handle(), &gid.bytes(), lid)?;
         groups.retain(|g| *g != (*gid, lid));
@@ -1104,12 +1032,8 @@ impl QueuePair<'_> {
         &self,
         requests: &[ReceiveRequest<'_>],
     ) -> Result<(), PostFailure> {
-        match &self.inner.imp {
-            // SAFETY: the requests' memory is covered by this function's contract.
-            QpImpl::Rxe(qp) => unsafe { qp.post_recv(requests) }.map_err(PostFailure::from),
-            // SAFETY: as above.
-            QpImpl::Mlx5(qp) => unsafe { qp.post_recv(requests) }.map_err(PostFailure::from),
-        }
+        // SAFETY: the requests' memory is covered by this function's contract.
+        unsafe { self.inner.imp.post_recv(requests) }.map_err(PostFailure::from)
     }
 }
 

@@ -3,39 +3,21 @@
 use std::io;
 use std::sync::Arc;
 
-use uverbs_drivers::backend::Backend;
+use uverbs_drivers::cmd::srq::SrqInit;
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::mlx5::srq::Mlx5Srq;
-use uverbs_drivers::rxe::srq::RxeSrq;
-use uverbs_drivers::srq::SrqInit;
+use uverbs_drivers::verbs::Srq;
 
 use crate::pd::{PdInner, ProtectionDomain};
 use crate::wr::{PostFailure, ReceiveRequest};
-
-/// The backend's shared receive queue.
-#[derive(Debug)]
-pub(crate) enum SrqImpl {
-    Rxe(RxeSrq),
-    Mlx5(Mlx5Srq),
-}
 
 /// The kernel object and ring behind a shared receive queue, shared with the queue pairs that use
 /// it.
 #[derive(Debug)]
 pub(crate) struct SrqInner {
     // Dropped first: the SRQ is destroyed while its protection domain is still there.
-    pub(crate) imp: SrqImpl,
+    pub(crate) imp: Srq,
     id: isize,
     pub(crate) pd: Arc<PdInner>,
-}
-
-impl SrqInner {
-    pub(crate) fn handle(&self) -> u32 {
-        match &self.imp {
-            SrqImpl::Rxe(srq) => srq.handle(),
-            SrqImpl::Mlx5(srq) => srq.handle(),
-        }
-    }
 }
 
 /// The capacities of a shared receive queue.
@@ -73,23 +55,13 @@ impl SharedReceiveQueue {
             .into());
         }
         let init = SrqInit {
-            pd: pd.inner.handle,
+            pd: pd.inner.handle(),
             max_wr,
             max_sge,
             limit: 0,
             user_handle: id as u64,
         };
-        let ctx = &pd.inner.ctx.drv;
-        let imp = match ctx.backend() {
-            Backend::Rxe(_) => SrqImpl::Rxe(RxeSrq::create(ctx, &init)?),
-            Backend::Mlx5(_) => SrqImpl::Mlx5(Mlx5Srq::create(ctx, &init)?),
-            _ => {
-                return Err(Error::Unsupported {
-                    verb: Verb::CreateSrq,
-                }
-                .into())
-            }
-        };
+        let imp = Srq::create(&pd.inner.ctx.drv, &init)?;
         Ok(SharedReceiveQueue {
             inner: Arc::new(SrqInner {
                 imp,
@@ -107,23 +79,14 @@ impl SharedReceiveQueue {
 
     /// The SRQ number.
     pub fn srq_num(&self) -> u32 {
-        match &self.inner.imp {
-            SrqImpl::Rxe(srq) => srq.srqn(),
-            SrqImpl::Mlx5(srq) => srq.srqn(),
-        }
+        self.inner.imp.srqn()
     }
 
     /// The capacities it really has (at least those asked for).
     pub fn caps(&self) -> SrqCaps {
-        match &self.inner.imp {
-            SrqImpl::Rxe(srq) => SrqCaps {
-                max_wr: srq.capacity(),
-                max_sge: srq.max_sge(),
-            },
-            SrqImpl::Mlx5(srq) => SrqCaps {
-                max_wr: srq.capacity(),
-                max_sge: srq.max_sge(),
-            },
+        SrqCaps {
+            max_wr: self.inner.imp.capacity(),
+            max_sge: self.inner.imp.max_sge(),
         }
     }
 
@@ -134,20 +97,13 @@ impl SharedReceiveQueue {
     #[doc(alias = "set_limit")]
     #[doc(alias = "ibv_modify_srq")]
     pub fn arm(&self, limit: u32) -> io::Result<()> {
-        match &self.inner.imp {
-            SrqImpl::Rxe(srq) => srq.set_limit(limit)?,
-            SrqImpl::Mlx5(srq) => srq.set_limit(limit)?,
-        }
-        Ok(())
+        Ok(self.inner.imp.set_limit(limit)?)
     }
 
     /// The limit as the device has it now (`ibv_query_srq`): what [`SharedReceiveQueue::arm`] set,
     /// or 0 once the limit event fired.
     pub fn limit(&self) -> io::Result<u32> {
-        match &self.inner.imp {
-            SrqImpl::Rxe(srq) => Ok(srq.query()?.2),
-            SrqImpl::Mlx5(srq) => Ok(srq.query()?.2),
-        }
+        Ok(self.inner.imp.query()?.2)
     }
 
     /// Posts a list of receive requests (no system call). Checked one by one: the first that is
@@ -162,11 +118,7 @@ impl SharedReceiveQueue {
         &self,
         requests: &[ReceiveRequest<'_>],
     ) -> Result<(), PostFailure> {
-        match &self.inner.imp {
-            // SAFETY: the requests' memory is covered by this function's contract.
-            SrqImpl::Rxe(srq) => unsafe { srq.post_recv(requests) }.map_err(PostFailure::from),
-            // SAFETY: as above.
-            SrqImpl::Mlx5(srq) => unsafe { srq.post_recv(requests) }.map_err(PostFailure::from),
-        }
+        // SAFETY: the requests' memory is covered by this function's contract.
+        unsafe { self.inner.imp.post_recv(requests) }.map_err(PostFailure::from)
     }
 }

@@ -8,6 +8,7 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
+use uverbs_drivers::verbs::{Ah, UdAddress};
 use uverbs_drivers::wr::{self as dwr, opcode, send_flags};
 
 pub use uverbs_drivers::wr::Sge;
@@ -138,7 +139,6 @@ impl<'a> SendRequest<'a> {
 
     fn ud(mut self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> SendRequest<'a> {
         self.wr.ud = Some(dwr::UdDest {
-            ah_num: ah.ah_num(),
             remote_qpn,
             remote_qkey: qkey,
         });
@@ -348,6 +348,13 @@ impl<'a> AsRef<dwr::SendWr<'a>> for SendRequest<'a> {
     #[inline]
     fn as_ref(&self) -> &dwr::SendWr<'a> {
         &self.wr
+    }
+}
+
+impl UdAddress for SendRequest<'_> {
+    #[inline]
+    fn address_handle(&self) -> Option<&Ah> {
+        self.ah.map(AddressHandle::backend)
     }
 }
 

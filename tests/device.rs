@@ -277,7 +277,7 @@ fn a_bad_handle_is_a_typed_kernel_error() {
     let ctx = uverbs::Context::open_by_name(&name).unwrap();
     // SAFETY: only raw destroys of a handle that does not exist are sent, no user memory at all
     // and no object of `ctx`.
-    let chan = unsafe { ctx.driver_context() }.channel();
+    let chan = unsafe { ctx.driver_context() }.ucontext().channel();
     // Destroying a protection domain that does not exist, through the ioctl interface.
     let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_PD, uapi::UVERBS_METHOD_PD_DESTROY);
     cmd.idr(uapi::UVERBS_ATTR_DESTROY_PD_HANDLE, 0xdead);
@@ -321,7 +321,7 @@ fn a_wrong_driver_id_is_rejected_by_the_kernel() {
     let Some(name) = test_device("a_wrong_driver_id_is_rejected_by_the_kernel") else {
         return;
     };
-    let info = uverbs_drivers::context::find_device(&name).unwrap();
+    let info = uverbs_drivers::discover::find_device(&name).unwrap();
     // Another driver's id than the device's.
     let wrong = match info.driver {
         uverbs_drivers::discover::Driver::Mlx5 => uapi::RDMA_DRIVER_RXE,

@@ -1,5 +1,5 @@
 //! mlx5 data-path microbenchmarks on the host (no device): the production [`SendQueue`] building
-//! WQEs and ringing their doorbells, and the production [`CompletionQueue`] polling CQEs, side by
+//! WQEs and ringing their doorbells, and the production [`CqPoller`] polling CQEs, side by
 //! side with a C loop doing the same work with `<infiniband/mlx5dv.h>`'s helpers the way
 //! rdma-core's provider does (`mlx5_wqe.c` next to this file, compiled here with `cc -O2`).
 //!
@@ -12,7 +12,7 @@
 //! After every 64 requests the last one is retired, as its completion would, so the ring never
 //! fills. For polling, each pass plays the device (unmeasured: 256 sends posted, their 256
 //! requester CQEs written into the backend's [`CqRing`] with that pass's owner bit) and then polls
-//! them 16 at a time with [`CompletionQueue::poll`], updating the consumer index after each call.
+//! them 16 at a time with [`CqPoller::poll`], updating the consumer index after each call.
 //! Locks (the backend's send-queue, CQ and BlueFlame-register mutexes; rdma-core's spinlocks) are
 //! left out on both sides.
 //!
@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use uverbs_drivers::mlx5::buf::{Dbrec, DbrecPool, DmaBuf};
 use uverbs_drivers::mlx5::cq::CqRing;
-use uverbs_drivers::mlx5::cqe::{self, cqe_opcode, Completion, CompletionQueue, Cqe64, CqeMemory};
+use uverbs_drivers::mlx5::cqe::{self, cqe_opcode, CqPoller, Cqe64, CqeMemory, WorkCompletion};
 use uverbs_drivers::mlx5::doorbell::BlueFlameReg;
 use uverbs_drivers::mlx5::uar::MmioWriter;
 use uverbs_drivers::mlx5::wqe::{opcode, Av, QpType, SendQueue, SendQueueConfig};
@@ -248,7 +248,6 @@ impl Inputs {
             }
             Kind::UdSend => {
                 wr.ud = Some(UdDest {
-                    ah_num: 0,
                     remote_qpn: 0x42,
                     remote_qkey: 0x1111_2222,
                 });
@@ -269,9 +268,9 @@ struct Sq {
 
 /// The completion side.
 struct Cq {
-    cq: CompletionQueue<CqRing>,
+    cq: CqPoller<CqRing>,
     dbrec: Dbrec,
-    out: [Completion; POLL_BATCH],
+    out: [WorkCompletion; POLL_BATCH],
 }
 
 fn dbrec_bytes(rec: &Dbrec) -> [u8; 8] {
@@ -313,7 +312,7 @@ impl<'i> Bench<'i> {
         };
         let sq = SendQueue::new(Buf::new(RING_BBS * 64), cfg).unwrap_or_else(|e| fail("SQ", e));
         let ring = CqRing::new(POLL_PASS, 64).unwrap_or_else(|e| fail("CQ ring", e));
-        let cq = CompletionQueue::new(ring, 64, 0x99, 1).unwrap_or_else(|e| fail("CQ", e));
+        let cq = CqPoller::new(ring, 64, 0x99, 1).unwrap_or_else(|e| fail("CQ", e));
         let dbrecs: Arc<DbrecPool> = DbrecPool::new(64);
         let dbrec = || {
             dbrecs
@@ -332,7 +331,7 @@ impl<'i> Bench<'i> {
             cq: Cq {
                 cq,
                 dbrec: dbrec(),
-                out: [Completion::default(); POLL_BATCH],
+                out: [WorkCompletion::default(); POLL_BATCH],
             },
             wr,
             av,

@@ -1,78 +1,216 @@
-//! The contract between the core and a backend, and the closed set of backends.
+//! The contract every backend implements: one trait per verbs object whose behaviour depends on the
+//! device.
 //!
-//! A backend is the Rust counterpart of an rdma-core provider: it supplies the driver data (`udata`)
-//! of the commands that have some and interprets the driver's answers. The public types hold a
-//! [`Backend`] enum rather than a trait object: the set of backends is closed, and on the data path a
-//! `match` over two variants inlines where a vtable call cannot.
+//! A backend is the Rust counterpart of an rdma-core provider. [`Provider`] is its device context:
+//! the driver data of `GET_CONTEXT`, and the constructors of its objects; [`CqBackend`],
+//! [`QpBackend`], [`SrqBackend`] and [`AhBackend`] are what those objects do. Objects whose commands
+//! carry no driver data (memory regions, memory windows, completion channels) are the same on every
+//! backend and live in [`crate::cmd`]; a backend refuses one it lacks through its [`Provider`]
+//! (`supports_memory_windows`).
+//!
+//! The verbs layer ([`crate::verbs`]) holds each object as an enum over the backends and
+//! dispatches with a `match`, which inlines on the data path where a trait object's call could not;
+//! the traits are the contract that keeps the backends' signatures the same.
 
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+
+use uverbs_uapi as uapi;
+
+use crate::cmd::srq::SrqInit;
+use crate::cmd::QpInit;
 use crate::discover::Driver;
 use crate::error::Result;
-use crate::{mlx5, rxe};
+use crate::ucontext::Ucontext;
+use crate::wc::WorkCompletion;
+use crate::wr::{PostError, RecvWr, SendWr};
 
-/// What a backend must provide for its device context.
-pub trait ProviderContext: Sized + std::fmt::Debug + Send + Sync {
+/// A backend's device context: what it learnt from `GET_CONTEXT`, what its objects share, and the
+/// constructors of its objects.
+pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
     /// The driver this backend serves.
     const DRIVER: Driver;
 
     /// The uverbs ABI versions (sysfs `abi_version`) this backend speaks, inclusive.
     const ABI_VERSIONS: (u32, u32);
 
+    /// Its completion queue.
+    type Cq: CqBackend;
+    /// Its queue pair, whose UD sends name this backend's address handles.
+    type Qp: QpBackend<Ah = Self::Ah>;
+    /// Its shared receive queue.
+    type Srq: SrqBackend;
+    /// Its address handle.
+    type Ah: AhBackend;
+
     /// The driver data of `GET_CONTEXT`: the request bytes (`UHW_IN`) and the size of the response
     /// (`UHW_OUT`).
     fn context_request() -> (Vec<u8>, usize);
 
-    /// Builds the backend's context from the driver's `GET_CONTEXT` response.
-    fn from_context_response(resp: &[u8]) -> Result<Self>;
+    /// Builds the backend's context on `uctx` from the driver's `GET_CONTEXT` response.
+    fn from_context_response(uctx: Arc<Ucontext>, resp: &[u8]) -> Result<Self>;
 
     /// Formats the raw firmware version of `QUERY_DEVICE` as this driver's userspace library does.
     fn format_fw_ver(raw: u64) -> String;
-}
 
-/// The backend of an open device.
-#[derive(Debug)]
-#[non_exhaustive]
-// One per open device: the size does not matter, and a box would put the mlx5 data path one
-// pointer further away.
-#[allow(clippy::large_enum_variant)]
-pub enum Backend {
-    /// Soft-RoCE.
-    Rxe(rxe::RxeContext),
-    /// ConnectX.
-    Mlx5(mlx5::Mlx5Context),
-}
+    /// The user context the backend's objects are created on.
+    fn ucontext(&self) -> &Arc<Ucontext>;
 
-/// Forwards a call of an associated item of [`ProviderContext`] to the backend of `driver`.
-macro_rules! for_driver {
-    ($driver:expr, $T:ident => $body:expr, else $other:expr) => {
-        match $driver {
-            $crate::discover::Driver::Rxe => {
-                type $T = $crate::rxe::RxeContext;
-                $body
-            }
-            $crate::discover::Driver::Mlx5 => {
-                type $T = $crate::mlx5::Mlx5Context;
-                $body
-            }
-            $crate::discover::Driver::Other(_) => $other,
-        }
-    };
-}
-pub(crate) use for_driver;
-
-impl Backend {
-    /// The driver of this backend.
-    pub fn driver(&self) -> Driver {
-        match self {
-            Backend::Rxe(_) => Driver::Rxe,
-            Backend::Mlx5(_) => Driver::Mlx5,
-        }
+    /// `ALLOC_PD` with this driver's data; the new protection domain's handle.
+    fn alloc_pd(&self) -> Result<u32> {
+        self.ucontext().alloc_pd(&mut [])
     }
 
-    /// The driver's formatting of a raw firmware version.
-    pub fn format_fw_ver(&self, raw: u64) -> String {
-        match self {
-            Backend::Rxe(_) => rxe::RxeContext::format_fw_ver(raw),
-            Backend::Mlx5(_) => mlx5::Mlx5Context::format_fw_ver(raw),
-        }
+    /// Whether the backend binds memory windows (type 2, by work request).
+    fn supports_memory_windows(&self) -> bool {
+        true
     }
+
+    /// Creates a completion queue.
+    fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<Self::Cq>;
+
+    /// Creates a queue pair completing on `send` and `recv`, taking its receives from `srq` if it is
+    /// given (then `init` asks for no receive queue).
+    fn create_qp(
+        self: &Arc<Self>,
+        init: &QpInit,
+        send: &Self::Cq,
+        recv: &Self::Cq,
+        srq: Option<&Self::Srq>,
+    ) -> Result<Self::Qp>;
+
+    /// Creates a shared receive queue.
+    fn create_srq(self: &Arc<Self>, init: &SrqInit) -> Result<Self::Srq>;
+
+    /// Creates an address handle in protection domain `pd`.
+    fn create_ah(self: &Arc<Self>, pd: u32, init: &AhInit) -> Result<Self::Ah>;
+}
+
+/// What creating a completion queue takes.
+#[derive(Debug, Clone, Copy)]
+pub struct CqInit<'a> {
+    /// At least this many completions (1 or more).
+    pub cqe: u32,
+    /// What its completion and async events carry.
+    pub user_handle: u64,
+    /// The completion vector.
+    pub comp_vector: u32,
+    /// The completion channel its events go to.
+    pub channel: Option<BorrowedFd<'a>>,
+}
+
+/// What creating an address handle takes: the kernel's address attributes, and what the caller knows
+/// of the port and the source GID (a backend that builds the address itself needs them).
+#[derive(Debug, Clone, Copy)]
+pub struct AhInit {
+    /// The address, as `CREATE_AH` carries it.
+    pub attr: uapi::ib_uverbs_ah_attr,
+    /// The port's link layer is Ethernet (RoCE).
+    pub ethernet: bool,
+    /// The source GID is a RoCE v2 one (the datagram goes in UDP/IP).
+    pub roce_v2: bool,
+}
+
+/// A backend's completion queue.
+pub trait CqBackend: std::fmt::Debug + Send + Sync {
+    /// The kernel's handle.
+    fn handle(&self) -> u32;
+
+    /// How many completions the queue holds.
+    fn entries(&self) -> u32;
+
+    /// Fills `out` with up to `out.len()` completions, oldest first, and returns how many. No
+    /// system call. `C` is the caller's completion type: each [`WorkCompletion`] is written into
+    /// `out` as it is read off the ring.
+    fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize>;
+
+    /// Arms the queue for its next completion (or next solicited one).
+    fn req_notify(&self, solicited_only: bool) -> Result<()>;
+
+    /// A completion event of this queue was read from its channel (rdma-core's `cq_event`).
+    fn event(&self) {}
+}
+
+/// A backend's queue pair.
+pub trait QpBackend: std::fmt::Debug + Send + Sync {
+    /// The address handle type its UD sends name.
+    type Ah;
+
+    /// The kernel's handle.
+    fn handle(&self) -> u32;
+
+    /// The queue pair number.
+    fn qpn(&self) -> u32;
+
+    /// The capacities it really has.
+    fn cap(&self) -> uapi::ib_uverbs_qp_cap;
+
+    /// Its state as of the last successful modify (`IB_QPS_*`).
+    fn state(&self) -> u8;
+
+    /// `MODIFY_QP`, already checked against the state machine.
+    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()>;
+
+    /// `QUERY_QP`.
+    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp>;
+
+    /// Posts send work requests, stopping at the first that is invalid or finds the queue full
+    /// ([`PostError::index`]), and rings the doorbell once for those before it. `ah` gives a UD
+    /// request's address handle.
+    ///
+    /// # Safety
+    /// The device reads (sends, RDMA writes) or writes (RDMA reads, atomics) the entries' memory until
+    /// each request completes: it must stay allocated, and unwritten (unaccessed, for reads and
+    /// atomics), until the completion has been polled. Inline data is copied during the call.
+    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Self::Ah>,
+    ) -> std::result::Result<(), PostError>;
+
+    /// Posts receive work requests, stopping as [`QpBackend::post_send`] does.
+    ///
+    /// # Safety
+    /// The device writes the entries' memory until each receive completes: nothing may access or
+    /// free it before the completion has been polled.
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError>;
+}
+
+/// A backend's shared receive queue.
+pub trait SrqBackend: std::fmt::Debug + Send + Sync {
+    /// The kernel's handle.
+    fn handle(&self) -> u32;
+
+    /// The SRQ number.
+    fn srqn(&self) -> u32;
+
+    /// Receive work requests it really holds.
+    fn capacity(&self) -> u32;
+
+    /// Scatter entries per receive work request.
+    fn max_sge(&self) -> u32;
+
+    /// Arms the limit event (0 disarms).
+    fn set_limit(&self, limit: u32) -> Result<()>;
+
+    /// `QUERY_SRQ`: (max_wr, max_sge, limit).
+    fn query(&self) -> Result<(u32, u32, u32)>;
+
+    /// Posts receive work requests, stopping as [`QpBackend::post_send`] does.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recv`].
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError>;
+}
+
+/// A backend's address handle.
+pub trait AhBackend: std::fmt::Debug + Send + Sync {
+    /// The kernel's handle, where the kernel keeps one.
+    fn handle(&self) -> Option<u32>;
 }

@@ -130,6 +130,16 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
 }
 
 /// Discovery against a given sysfs root and device directory (a fake tree in tests), with netlink
+/// Looks a device up by name among the discovered ones.
+pub fn find_device(name: &str) -> Result<DeviceInfo> {
+    devices()?
+        .into_iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| Error::NoSuchDevice {
+            name: name.to_owned(),
+        })
+}
+
 /// where there is a socket.
 pub fn devices_in(
     sysfs: &Path,

@@ -17,9 +17,9 @@ use nix::errno::Errno;
 use uverbs_uapi as uapi;
 use zerocopy::FromBytes;
 
-use crate::context::Context;
 use crate::error::{Error, Result, Verb};
 use crate::sys;
+use crate::ucontext::Ucontext;
 
 /// Reads one record of `N` bytes without waiting: `None` when nothing is queued.
 fn try_read_record<const N: usize>(fd: BorrowedFd<'_>) -> Result<Option<[u8; N]>> {
@@ -84,7 +84,7 @@ pub fn read_async_event(
     }))
 }
 
-impl Context {
+impl Ucontext {
     /// Takes the next event of the device's async event file, waiting up to `timeout` (`None`:
     /// forever, `Some(ZERO)`: not at all).
     ///

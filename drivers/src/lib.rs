@@ -6,10 +6,17 @@
 //! * [`chan`]: the uverbs command channel: ioctl commands built on the stack, write commands, and the
 //!   fallback between them.
 //! * [`discover`] and [`netlink`]: which devices exist and which driver each has.
-//! * [`context`]: an open device and its query verbs; [`event`]: its async event file and completion
-//!   channels.
-//! * [`verbs`] and [`srq`]: the object commands (PD, MR, CQ, QP; shared receive queues).
-//! * [`backend`], [`rxe`], [`mlx5`]: the backends behind one contract.
+//! * [`ucontext`]: an open device file and the kernel's user context on it, with the query verbs;
+//!   [`event`]: its async event file and completion channels.
+//! * [`cmd`]: the object commands every backend shares (PD, MR, MW, CQ, QP, SRQ, AH).
+//! * [`wr`] and [`wc`]: work requests (and the one validation every backend applies) and work
+//!   completions.
+//! * [`backend`]: the contract every backend implements, one trait per object; [`rxe`] and
+//!   [`mlx5`]: the backends.
+//! * [`verbs`]: the objects the public crate uses, one type per object, dispatching to the backend.
+//!
+//! Each module uses only those above it in this list (and `error`, `barrier`, `mem`, `gid`,
+//! `qp_state`): the crate is a stack, with no import circle.
 //!
 //! All of the project's `unsafe` code outside the mlx5 model lives in this crate; every block carries
 //! a `// SAFETY:` comment and every `unsafe fn` a `# Safety` section.
@@ -19,7 +26,7 @@
 pub mod backend;
 pub mod barrier;
 pub mod chan;
-pub mod context;
+pub mod cmd;
 pub mod discover;
 pub mod error;
 pub mod event;
@@ -29,9 +36,10 @@ pub mod mlx5;
 pub mod netlink;
 pub mod qp_state;
 pub mod rxe;
-pub mod srq;
 pub mod sys;
+pub mod ucontext;
 pub mod verbs;
+pub mod wc;
 pub mod wr;
 
 pub use error::{Error, Result, Verb};

@@ -48,12 +48,10 @@ pub struct Sge {
 /// The largest message the verbs carry (2 GiB, the port's `max_msg_sz` on 6.12).
 pub const MAX_MESSAGE: u64 = 1 << 31;
 
-/// Where a UD send goes: an address handle (by the number the backend gave it), the remote queue
-/// pair and the Q_Key the datagram carries.
+/// Where a UD send goes besides its address handle (which the backend is handed beside the
+/// request): the remote queue pair and the Q_Key the datagram carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdDest {
-    /// The address handle's number (rxe: `rxe_create_ah_resp.ah_num`).
-    pub ah_num: u32,
     /// The destination queue pair number (24 bits; `0xffffff` for a multicast group).
     pub remote_qpn: u32,
     /// The Q_Key the receiving queue pair must have, or the datagram is dropped.
@@ -278,11 +276,11 @@ fn transport(qp_type: u8) -> &'static str {
 /// Every check of a send request that does not depend on the backend, in one order, so that the
 /// same bad request gets the same typed error on every backend: the opcode (the verbs' table, then
 /// the backend's), a memory-window binding where and only where BIND_MW needs one, the flags, the
-/// UD destination (required on UD, refused elsewhere; a 24-bit QPN), the length, the inline rules,
-/// the number of entries and the alignment of atomics. Backends add only what is theirs (rxe: an
-/// address handle number; mlx5: the address vector).
+/// UD destination (required on UD with an address handle, `has_ah`, refused elsewhere; a 24-bit
+/// QPN), the length, the inline rules, the number of entries and the alignment of atomics.
+/// Backends add only what is theirs (rxe: the address handle's number).
 #[inline]
-pub fn check_send(wr: &SendWr<'_>, limits: &SendLimits) -> Result<()> {
+pub fn check_send(wr: &SendWr<'_>, has_ah: bool, limits: &SendLimits) -> Result<()> {
     let bad = |what: String| Error::InvalidArgument {
         verb: Verb::PostSend,
         what,
@@ -340,6 +338,12 @@ pub fn check_send(wr: &SendWr<'_>, limits: &SendLimits) -> Result<()> {
                 "remote QPN {:#x} does not fit in 24 bits",
                 d.remote_qpn
             )))
+        }
+        Some(_) if !has_ah => return Err(bad("a UD send without an address handle".into())),
+        None if has_ah => {
+            return Err(bad(
+                "an address handle on a send without a UD destination".into()
+            ))
         }
         _ => {}
     }

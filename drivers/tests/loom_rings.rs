@@ -344,7 +344,7 @@ mod model {
     // store, drivers/mlx5-model/src/hca/mem.rs `publish_cqe`); the driver loads the owner byte
     // (Acquire, `CqRing::load_op_own`), checks ownership with the production `is_sw_owned`,
     // issues `udma_from_device_barrier` (a fence(Acquire)), then copies the body
-    // (`CompletionQueue::next_cqe`). The device reuses an entry only once the consumer index in
+    // (`CqPoller::next_cqe`). The device reuses an entry only once the consumer index in
     // the doorbell record (stored Release by `Dbrec::store`; loaded Relaxed + fence(Acquire) by
     // the device, `load_be32`) has passed it.
 
@@ -415,7 +415,7 @@ mod model {
             );
         }
 
-        /// `CompletionQueue::next_cqe`: the entry at `ci` if software owns it.
+        /// `CqPoller::next_cqe`: the entry at `ci` if software owns it.
         fn next_cqe(&self, ci: &mut u32) -> Option<[u32; 2]> {
             let at = (*ci & (self.ncqe - 1)) as usize;
             let op_own = self.op_own[at].load(self.ord.owner_load);
@@ -430,7 +430,7 @@ mod model {
             Some(self.bodies[at].with(|p| unsafe { *p }))
         }
 
-        /// `CompletionQueue::update_consumer_index` through `Dbrec::store`.
+        /// `CqPoller::update_consumer_index` through `Dbrec::store`.
         fn update_consumer_index(&self, ci: u32) {
             self.set_ci.store(ci & 0xff_ffff, self.ord.ci_store);
         }

@@ -9,7 +9,7 @@
 //! `mlx5::buf::Dbrec` stores them (atomic Release). The device thread does what the model HCA
 //! does (`drivers/mlx5-model/src/hca/mem.rs`): loads a doorbell record Relaxed then fences Acquire, reads
 //! posted WQEs with raw copies, writes a CQE body, fences Release and stores its owner byte with
-//! Release. The production `SendQueue`, `CompletionQueue` and barriers run unchanged between them,
+//! Release. The production `SendQueue`, `CqPoller` and barriers run unchanged between them,
 //! so Miri's data-race detector and aliasing model check the protocol end to end.
 //!
 //! Under Miri, x86-64's `lfence`/`sfence` (in `barrier`) are not supported: `tests/miri` runs the
@@ -25,7 +25,7 @@ use zerocopy::{FromBytes, IntoBytes};
 
 use uverbs_drivers::error::Error;
 use uverbs_drivers::mlx5::cqe::{
-    cqe_opcode, device_owner_bit, init_buffer, wc_opcode, CompletionQueue, CompletionTarget, Cqe64,
+    cqe_opcode, device_owner_bit, init_buffer, wc_opcode, CompletionTarget, CqPoller, Cqe64,
     CqeMemory, WqKey,
 };
 use uverbs_drivers::mlx5::doorbell::{
@@ -246,7 +246,7 @@ fn cq_polled_while_the_device_produces() {
             }
         });
         let _done = DriverDone(&done);
-        let mut cq = CompletionQueue::new(CqMem(&cq_mem), 64, 1, 0).unwrap();
+        let mut cq = CqPoller::new(CqMem(&cq_mem), 64, 1, 0).unwrap();
         let mut target = Receives { next: 0 };
         let mut seen = 0u32;
         while seen < ROUNDS {
@@ -304,7 +304,7 @@ fn drive<R: SendRing>(
     cq_dbrec: &DmaMem,
     down: &AtomicBool,
 ) {
-    let mut cq = CompletionQueue::new(CqMem(cq_mem), 64, 1, 0).unwrap();
+    let mut cq = CqPoller::new(CqMem(cq_mem), 64, 1, 0).unwrap();
     let mut bf = BlueFlameReg::doorbell_only();
     let (mut posted, mut completed) = (0u64, 0u64);
     // Posts refused because the queue was full.
@@ -484,7 +484,7 @@ fn sqring_writes_only_free_blocks_while_the_device_reads() {
     send_cycle(RingAccess::SharedRing);
 }
 
-/// Soundness finding F12: cleaning a QP's completions out of a CQ (`CompletionQueue::clean`, when
+/// Soundness finding F12: cleaning a QP's completions out of a CQ (`CqPoller::clean`, when
 /// the QP is destroyed) moves the entries after them, rewriting their owner bytes, while the device
 /// may load those bytes: the model HCA, when the CQ is armed, reads the `op_own` of every entry past
 /// the armed consumer index to decide whether to raise an event (`hca/state.rs`). Its loads are
@@ -511,7 +511,7 @@ fn cq_cleaned_while_the_device_reads_owner_bytes() {
         device_publish(&cq_mem, &dbrec, NCQE, pi, cqe);
     }
     let stop = AtomicBool::new(false);
-    let mut cq = CompletionQueue::new(CqMem(&cq_mem), 64, 1, 0).unwrap();
+    let mut cq = CqPoller::new(CqMem(&cq_mem), 64, 1, 0).unwrap();
     thread::scope(|s| {
         s.spawn(|| {
             // The device arming the CQ at consumer index 0: it looks at every entry it wrote.

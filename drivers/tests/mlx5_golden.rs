@@ -487,12 +487,12 @@ impl CompletionTarget for AnyQueue {
     }
 }
 
-/// Polls `cqe` through a one-entry `CompletionQueue`, at the consumer index its owner bit belongs
+/// Polls `cqe` through a one-entry `CqPoller`, at the consumer index its owner bit belongs
 /// to.
-fn poll_through_cq(cqe: &Cqe64) -> uverbs_drivers::Result<Option<Completion>> {
+fn poll_through_cq(cqe: &Cqe64) -> uverbs_drivers::Result<Option<WorkCompletion>> {
     let mut buf = vec![0u8; 64];
     cqe::init_buffer(&mut buf, 64);
-    let mut cq = CompletionQueue::new(buf, 64, 1, 0).unwrap();
+    let mut cq = CqPoller::new(buf, 64, 1, 0).unwrap();
     if cqe.owner() == 1 {
         let mut first = Cqe64 {
             op_own: cqe_opcode::REQ << 4,
@@ -948,7 +948,6 @@ impl<'c> Scenario<'c> {
             compare_add: p.compare_add,
             swap: p.swap,
             ud: p.ud.map(|u| UdDest {
-                ah_num: 0,
                 remote_qpn: u.remote_qpn,
                 remote_qkey: u.qkey,
             }),

@@ -1,6 +1,6 @@
 //! mlx5 CQE parsing under a device that writes anything: arbitrary 64-byte CQEs (in 64- or 128-byte
 //! entries) are produced into a CQ buffer, with the right owner bit or any other, or scribbled over
-//! any entry, and `CompletionQueue` polls them against a real `SendQueue` and a receive queue.
+//! any entry, and `CqPoller` polls them against a real `SendQueue` and a receive queue.
 //!
 //! Must hold, whatever the bytes: no panic; one `poll_one` consumes at most the whole ring; `Ok(None)`
 //! only when the entry at the consumer index is not software's; an error still consumes the entry;
@@ -17,8 +17,8 @@ use libfuzzer_sys::fuzz_target;
 use zerocopy::IntoBytes;
 
 use uverbs_drivers::mlx5::cqe::{
-    cqe_opcode, device_owner_bit, init_buffer, is_sw_owned, wc_opcode, wc_status, Completion,
-    CompletionQueue, CompletionTarget, Cqe64, WqKey,
+    cqe_opcode, device_owner_bit, init_buffer, is_sw_owned, wc_opcode, wc_status, WorkCompletion,
+    CqPoller, CompletionTarget, Cqe64, WqKey,
 };
 use uverbs_drivers::mlx5::doorbell::{
     DoorbellRecord, UarWriter, CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI,
@@ -82,7 +82,7 @@ struct Input {
     qpn: u32,
     user_index: u32,
     srqn: u32,
-    /// `CompletionQueue::new` with an arbitrary geometry must refuse, not panic.
+    /// `CqPoller::new` with an arbitrary geometry must refuse, not panic.
     odd_geometry: (u16, u16, u8),
     ops: Vec<Op>,
 }
@@ -145,13 +145,13 @@ impl UarWriter for Uar {
     }
 }
 
-fn op_own_at(cq: &CompletionQueue<Vec<u8>>, index: u32, size: usize) -> u8 {
+fn op_own_at(cq: &CqPoller<Vec<u8>>, index: u32, size: usize) -> u8 {
     let at = (index & (cq.entries() - 1)) as usize * size + size - 1;
     cq.buffer()[at]
 }
 
 /// Software-owned entries from the consumer index on (at most the ring).
-fn owned(cq: &CompletionQueue<Vec<u8>>, size: usize) -> u32 {
+fn owned(cq: &CqPoller<Vec<u8>>, size: usize) -> u32 {
     let (ci, n) = (cq.consumer_index(), cq.entries());
     (0..n)
         .take_while(|&k| {
@@ -164,7 +164,7 @@ fn owned(cq: &CompletionQueue<Vec<u8>>, size: usize) -> u32 {
         .count() as u32
 }
 
-fn check_completion(t: &Target, wc: &Completion, sends_before: &VecDeque<(u16, u64)>) {
+fn check_completion(t: &Target, wc: &WorkCompletion, sends_before: &VecDeque<(u16, u64)>) {
     assert!(wc.qp_num <= 0xff_ffff);
     let valid_status = [
         wc_status::SUCCESS,
@@ -203,14 +203,14 @@ fn check_completion(t: &Target, wc: &Completion, sends_before: &VecDeque<(u16, u
 fuzz_target!(|input: Input| {
     // Arbitrary geometries are refused cleanly.
     let (len, size, version) = input.odd_geometry;
-    let _ = CompletionQueue::new(vec![0u8; usize::from(len)], usize::from(size), 1, version);
+    let _ = CqPoller::new(vec![0u8; usize::from(len)], usize::from(size), 1, version);
 
     let size = if input.entry_128 { 128 } else { 64 };
     let ncqe = 1u32 << (input.log_ncqe % 6);
     let cqe_version = input.cqe_version % 2;
     let mut buf = vec![0u8; ncqe as usize * size];
     init_buffer(&mut buf, size);
-    let mut cq = CompletionQueue::new(buf, size, input.cqn, cqe_version).expect("valid geometry");
+    let mut cq = CqPoller::new(buf, size, input.cqn, cqe_version).expect("valid geometry");
     let qpn = input.qpn & 0xff_ffff;
     let user_index = input.user_index & 0xff_ffff;
     let srqn = input.srqn & 0xff_ffff;
@@ -329,7 +329,7 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::Poll { max } => {
-                let mut out = vec![Completion::default(); usize::from(max % 16)];
+                let mut out = vec![WorkCompletion::default(); usize::from(max % 16)];
                 let ci0 = cq.consumer_index();
                 if let Ok(n) = cq.poll(&mut t, &mut out) {
                     assert!(n <= out.len());

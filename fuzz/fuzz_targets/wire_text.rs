@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use uverbs_drivers::context::parse_gid;
+use uverbs_drivers::ucontext::parse_gid;
 use uverbs_drivers::discover::parse_guid;
 use uverbs_drivers::gid::{Gid, Guid};
 

@@ -44,7 +44,7 @@ struct FuzzWr {
     rkey: u32,
     compare_add: u64,
     swap: u64,
-    ud: Option<(u32, u32, u32)>,
+    ud: Option<(u32, u32)>,
     av: Option<[u8; 48]>,
 }
 
@@ -237,8 +237,7 @@ fuzz_target!(|input: Input| {
                     rkey: f.rkey,
                     compare_add: f.compare_add,
                     swap: f.swap,
-                    ud: f.ud.map(|(ah_num, remote_qpn, remote_qkey)| UdDest {
-                        ah_num,
+                    ud: f.ud.map(|(remote_qpn, remote_qkey)| UdDest {
                         remote_qpn,
                         remote_qkey,
                     }),

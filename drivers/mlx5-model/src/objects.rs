@@ -1107,10 +1107,10 @@ impl File {
         let Some(Object::Srq(srq)) = st.objects.get(&cmd.srq_handle) else {
             return Err(Errno::EINVAL);
         };
-        if cmd.attr_mask & uverbs_drivers::srq::attr_mask::MAX_WR != 0 {
+        if cmd.attr_mask & uverbs_drivers::cmd::srq::attr_mask::MAX_WR != 0 {
             return Err(Errno::EINVAL);
         }
-        if cmd.attr_mask & uverbs_drivers::srq::attr_mask::LIMIT != 0 {
+        if cmd.attr_mask & uverbs_drivers::cmd::srq::attr_mask::LIMIT != 0 {
             if cmd.srq_limit >= srq.max {
                 return Err(Errno::EINVAL);
             }

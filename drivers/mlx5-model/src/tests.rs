@@ -1,5 +1,5 @@
 //! Tests of the kernel half: command decoding and errors on raw bytes, and the production
-//! `Context` and verbs against the model on every command path.
+//! `Ucontext` and verbs against the model on every command path.
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
@@ -12,10 +12,11 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 use super::hca::{CqDesc, EventSink, Hca, HcaStats, MrDesc, QpAttrs, QpDesc, SrqDesc};
 use super::*;
 use uverbs_drivers::chan::CommandPath;
-use uverbs_drivers::context::Context;
 use uverbs_drivers::error::Error;
 use uverbs_drivers::qp_state::mask as m;
-use uverbs_drivers::rxe::qp::state as qps;
+use uverbs_drivers::qp_state::state as qps;
+use uverbs_drivers::ucontext::Ucontext;
+use uverbs_drivers::verbs::DeviceContext;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -127,8 +128,14 @@ const PATHS: [(IoctlSupport, CommandPath); 3] = [
     (IoctlSupport::Full, CommandPath::LegacyWrite),
 ];
 
-fn open(model: &Mlx5Model, path: CommandPath) -> Context {
-    Context::open_with(&model.device_info(), path).unwrap()
+fn open(model: &Mlx5Model, path: CommandPath) -> Arc<Ucontext> {
+    open_info(&model.device_info(), path)
+}
+
+/// The user context of a newly opened device context (which it outlives: the mlx5 backend's
+/// context only adds what its objects share).
+fn open_info(info: &DeviceInfo, path: CommandPath) -> Arc<Ucontext> {
+    Arc::clone(DeviceContext::open_with(info, path).unwrap().ucontext())
 }
 
 /// A CQ of `n` entries (rdma-core's sizing) with its buffer and doorbell record.
@@ -162,10 +169,10 @@ impl CqMem {
 /// Creates a CQ on `mem`.
 ///
 /// # Safety
-/// As [`Context::create_cq_with_udata`]: the CQ is destroyed (or its context closed) before `mem`
+/// As [`Ucontext::create_cq_with_udata`]: the CQ is destroyed (or its context closed) before `mem`
 /// is dropped, and nothing accesses `mem` in ways that race with the device meanwhile.
 unsafe fn create_cq(
-    ctx: &Context,
+    ctx: &Ucontext,
     mem: &CqMem,
     channel: Option<std::os::fd::BorrowedFd<'_>>,
     user_handle: u64,
@@ -217,8 +224,8 @@ impl QpMem {
     }
 }
 
-fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> uverbs_drivers::verbs::QpInit {
-    uverbs_drivers::verbs::QpInit {
+fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> uverbs_drivers::cmd::QpInit {
+    uverbs_drivers::cmd::QpInit {
         pd,
         send_cq: cq,
         recv_cq: cq,
@@ -239,29 +246,26 @@ fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> uverbs_drivers::verbs::QpI
 /// Creates a QP whose ring and doorbell record `cmd` names.
 ///
 /// # Safety
-/// As [`Context::create_qp_with_udata`]: what `cmd` names stays allocated until the QP is
+/// As [`Ucontext::create_qp_with_udata`]: what `cmd` names stays allocated until the QP is
 /// destroyed (or its context closed), and nothing accesses it in ways that race with the device.
 unsafe fn create_qp(
-    ctx: &Context,
-    init: &uverbs_drivers::verbs::QpInit,
+    ctx: &Ucontext,
+    init: &uverbs_drivers::cmd::QpInit,
     cmd: &uapi::mlx5_ib_create_qp,
-) -> uverbs_drivers::Result<(
-    uverbs_drivers::verbs::QpCreated,
-    uapi::mlx5_ib_create_qp_resp,
-)> {
+) -> uverbs_drivers::Result<(uverbs_drivers::cmd::QpCreated, uapi::mlx5_ib_create_qp_resp)> {
     let mut resp = uapi::mlx5_ib_create_qp_resp::new_zeroed();
     // SAFETY: this function's contract.
     let c = unsafe { ctx.create_qp_with_udata(init, cmd.as_bytes(), resp.as_mut_bytes()) }?;
     Ok((c, resp))
 }
 
-fn alloc_pd(ctx: &Context) -> u32 {
+fn alloc_pd(ctx: &Ucontext) -> u32 {
     let mut resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
     ctx.alloc_pd(resp.as_mut_bytes()).unwrap()
 }
 
 fn modify(
-    ctx: &Context,
+    ctx: &Ucontext,
     handle: u32,
     mask: u32,
     f: impl FnOnce(&mut uapi::ib_uverbs_modify_qp),
@@ -274,7 +278,7 @@ fn modify(
 }
 
 /// RESET → INIT → RTR → RTS of an RC QP connected to `dest_qpn` over GID index 1.
-fn connect_rc(ctx: &Context, handle: u32, dest_qpn: u32) -> uverbs_drivers::Result<()> {
+fn connect_rc(ctx: &Ucontext, handle: u32, dest_qpn: u32) -> uverbs_drivers::Result<()> {
     modify(
         ctx,
         handle,
@@ -373,7 +377,7 @@ fn model_file(info: &uverbs_drivers::discover::DeviceInfo) -> uverbs_drivers::sy
 }
 
 /// The file a context talks to (each context opens its own).
-fn context_file(ctx: &Context) -> uverbs_drivers::sys::ModelRef {
+fn context_file(ctx: &Ucontext) -> uverbs_drivers::sys::ModelRef {
     ctx.channel()
         .model_file()
         .expect("a context of the model talks to a model file")
@@ -430,7 +434,7 @@ fn ioctl_headers_and_attributes_are_checked() {
     assert_eq!(bad, Err(Errno::EFAULT));
 
     // With a context.
-    let ctx = Context::open_with(&info, CommandPath::Auto).unwrap();
+    let ctx = open_info(&info, CommandPath::Auto);
     let file = context_file(&ctx);
     let mut r = RawIoctl::new(dev, qport, &good);
     r.run(&file).unwrap();
@@ -881,7 +885,9 @@ fn queries_on_every_path() {
             (0x02c9, 4125, caps::FW_VER)
         );
         assert_eq!(
-            <uverbs_drivers::mlx5::Mlx5Context as uverbs_drivers::backend::ProviderContext>::format_fw_ver(b.fw_ver),
+            <uverbs_drivers::mlx5::Mlx5Context as uverbs_drivers::backend::Provider>::format_fw_ver(
+                b.fw_ver
+            ),
             "22.36.1010"
         );
         assert_eq!(
@@ -952,7 +958,7 @@ fn pds_and_mrs() {
         let keys2 = unsafe { ctx.reg_mr(pd, a + 16, 100, 0x1000_0010, rw) }.unwrap();
         assert_ne!(keys2.lkey, keys.lkey);
         // The kernel's refusals.
-        let e = |r: uverbs_drivers::Result<uverbs_drivers::verbs::MrKeys>| errno(r.unwrap_err());
+        let e = |r: uverbs_drivers::Result<uverbs_drivers::cmd::MrKeys>| errno(r.unwrap_err());
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
             e(unsafe { ctx.reg_mr(pd, 0x1000, 4096, 0x1000, rw) }),
@@ -1323,7 +1329,7 @@ fn qps_modify_query_and_destroy() {
             Errno::EINVAL
         );
         // Creation refusals.
-        let ce = |init: &uverbs_drivers::verbs::QpInit, cmd: &uapi::mlx5_ib_create_qp| {
+        let ce = |init: &uverbs_drivers::cmd::QpInit, cmd: &uapi::mlx5_ib_create_qp| {
             // SAFETY: refused (asserted), so no QP uses what the command names.
             errno(unsafe { create_qp(&ctx, init, cmd) }.unwrap_err())
         };
@@ -1451,7 +1457,7 @@ fn srqs_and_ahs() {
         cmd.buf_addr = buf.as_ptr() as u64;
         cmd.db_addr = db.as_ptr() as u64 + 64;
         cmd.uidx = 9;
-        let init = uverbs_drivers::srq::SrqInit {
+        let init = uverbs_drivers::cmd::srq::SrqInit {
             pd,
             max_wr: 100,
             max_sge: 2,
@@ -1471,8 +1477,16 @@ fn srqs_and_ahs() {
         // The limit given at creation is not armed (ibv_create_srq ignores it).
         assert_eq!(ctx.query_srq(srq.handle).unwrap().srq_limit, 0);
         // SAFETY: no driver data: the command names no memory.
-        unsafe { ctx.modify_srq(srq.handle, uverbs_drivers::srq::attr_mask::LIMIT, 0, 5, &[]) }
-            .unwrap();
+        unsafe {
+            ctx.modify_srq(
+                srq.handle,
+                uverbs_drivers::cmd::srq::attr_mask::LIMIT,
+                0,
+                5,
+                &[],
+            )
+        }
+        .unwrap();
         let q = ctx.query_srq(srq.handle).unwrap();
         assert_eq!((q.max_wr, q.max_sge, q.srq_limit), (127, 2, 5));
         assert_eq!(
@@ -1481,7 +1495,7 @@ fn srqs_and_ahs() {
                 unsafe {
                     ctx.modify_srq(
                         srq.handle,
-                        uverbs_drivers::srq::attr_mask::LIMIT,
+                        uverbs_drivers::cmd::srq::attr_mask::LIMIT,
                         0,
                         128,
                         &[],
@@ -1497,7 +1511,7 @@ fn srqs_and_ahs() {
                 unsafe {
                     ctx.modify_srq(
                         srq.handle,
-                        uverbs_drivers::srq::attr_mask::MAX_WR,
+                        uverbs_drivers::cmd::srq::attr_mask::MAX_WR,
                         200,
                         0,
                         &[],
@@ -1635,7 +1649,7 @@ fn uar_pages_are_shared_with_the_model() {
         Some(libc::EINVAL),
         "no context"
     );
-    let ctx = Context::open_with(&info, CommandPath::Auto).unwrap();
+    let ctx = open_info(&info, CommandPath::Auto);
     let file = context_file(&ctx);
     let a = file.0.mmap(page, 7 * page as u64).unwrap();
     let b = file.0.mmap(page, ((2u64 << 8) | 7) * page as u64).unwrap();
@@ -1687,8 +1701,8 @@ fn each_context_opens_its_own_file_and_files_close() {
     assert_eq!(info.driver, uverbs_drivers::discover::Driver::Mlx5);
     assert!(!info.devnode.exists());
     {
-        let a = Context::open_with(&info, CommandPath::Auto).unwrap();
-        let b = Context::open_with(&info, CommandPath::LegacyWrite).unwrap();
+        let a = open_info(&info, CommandPath::Auto);
+        let b = open_info(&info, CommandPath::LegacyWrite);
         let pa = alloc_pd(&a);
         let pb = alloc_pd(&b);
         assert_eq!((pa, pb), (pa, pb));
@@ -1700,7 +1714,7 @@ fn each_context_opens_its_own_file_and_files_close() {
             1,
             "closing a context's file frees its objects"
         );
-        let c = Context::open_with(&info, CommandPath::Auto).unwrap();
+        let c = open_info(&info, CommandPath::Auto);
         assert_eq!(model.stats().contexts, 2);
         drop((b, c));
     }
@@ -1710,8 +1724,8 @@ fn each_context_opens_its_own_file_and_files_close() {
     assert_eq!(model.stats().files, 0);
     // Each context opens a file of its own (the kernel allows one context per open file).
     let info = model.device_info();
-    let a = Context::open_with(&info, CommandPath::Auto).unwrap();
-    let b = Context::open_with(&info, CommandPath::Auto).unwrap();
+    let a = open_info(&info, CommandPath::Auto);
+    let b = open_info(&info, CommandPath::Auto);
     assert!(context_file(&a) != context_file(&b));
     drop((a, b, info));
     drop(model);

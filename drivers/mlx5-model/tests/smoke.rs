@@ -5,13 +5,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use uverbs_drivers::context::Context;
-use uverbs_drivers::mlx5::ah::{AhLink, Mlx5Ah};
-use uverbs_drivers::mlx5::cq::Mlx5Cq;
-use uverbs_drivers::mlx5::qp::Mlx5Qp;
+use uverbs_drivers::backend::{AhInit, CqInit};
+use uverbs_drivers::cmd::{MrKeys, QpInit};
 use uverbs_drivers::qp_state::mask;
 use uverbs_drivers::uapi;
-use uverbs_drivers::verbs::QpInit;
+use uverbs_drivers::verbs::{Ah, Cq, DeviceContext, Pd, Qp, UdAddress};
+use uverbs_drivers::wc::WorkCompletion;
 use uverbs_drivers::wr::{opcode, send_flags, RecvWr, SendWr, Sge, UdDest};
 use uverbs_mlx5_model::Mlx5Model;
 
@@ -19,17 +18,17 @@ const GID_INDEX: u8 = 1;
 
 struct Setup {
     _model: Mlx5Model,
-    ctx: Arc<Context>,
-    pd: u32,
-    mr: uverbs_drivers::verbs::MrKeys,
+    ctx: Arc<DeviceContext>,
+    pd: Pd,
+    mr: MrKeys,
     buf: Vec<u64>,
 }
 
 impl Setup {
     fn new() -> Setup {
         let model = Mlx5Model::new().expect("starting the model");
-        let ctx = Arc::new(Context::open(&model.device_info()).expect("opening the model"));
-        let (pd, _pdn) = uverbs_drivers::mlx5::alloc_pd(&ctx).unwrap();
+        let ctx = Arc::new(DeviceContext::open(&model.device_info()).expect("opening the model"));
+        let pd = Pd::alloc(&ctx).unwrap();
         let mut buf = vec![0u64; 1024];
         let addr = buf.as_mut_ptr() as u64;
         let access = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE
@@ -39,7 +38,7 @@ impl Setup {
         // SAFETY: `buf`'s 8 KiB of `u64`s (any bytes are valid ones) move into the `Setup`, whose
         // `Drop` deregisters the region before its fields, `buf` included, are dropped; the tests
         // read `buf` only after polling the completions of the work they posted.
-        let mr = unsafe { ctx.reg_mr(pd, addr, 8192, addr, access) }.unwrap();
+        let mr = unsafe { ctx.ucontext().reg_mr(pd.handle(), addr, 8192, addr, access) }.unwrap();
         Setup {
             _model: model,
             ctx,
@@ -78,9 +77,9 @@ impl Setup {
         };
     }
 
-    fn qp(&self, cq: &Mlx5Cq, qp_type: u8, depth: u32) -> Mlx5Qp {
+    fn qp(&self, cq: &Cq, qp_type: u8, depth: u32) -> Qp {
         let init = QpInit {
-            pd: self.pd,
+            pd: self.pd.handle(),
             send_cq: cq.handle(),
             recv_cq: cq.handle(),
             qp_type,
@@ -95,12 +94,13 @@ impl Setup {
             user_handle: 0,
             srq: None,
         };
-        Mlx5Qp::create(&self.ctx, &init, cq, cq, None).unwrap()
+        Qp::create(&self.ctx, &init, cq, cq, None).unwrap()
     }
 
     fn gid(&self) -> [u8; 16] {
         let e = self
             .ctx
+            .ucontext()
             .query_gid_entry(1, u32::from(GID_INDEX))
             .unwrap()
             .expect("GID index 1");
@@ -113,13 +113,12 @@ impl Setup {
 
 impl Drop for Setup {
     fn drop(&mut self) {
-        self.ctx.dereg_mr(self.mr.handle).unwrap();
-        self.ctx.dealloc_pd(self.pd).unwrap();
+        self.ctx.ucontext().dereg_mr(self.mr.handle).unwrap();
     }
 }
 
 /// RESET -> INIT -> RTR -> RTS, connected to `dest_qpn` over GID index 1.
-fn connect(qp: &Mlx5Qp, dest_qpn: u32, dgid: [u8; 16]) {
+fn connect(qp: &Qp, dest_qpn: u32, dgid: [u8; 16]) {
     let mut m = uapi::ib_uverbs_modify_qp {
         qp_state: 1,
         attr_mask: mask::STATE | mask::PKEY_INDEX | mask::PORT | mask::ACCESS_FLAGS,
@@ -169,11 +168,13 @@ fn connect(qp: &Mlx5Qp, dest_qpn: u32, dgid: [u8; 16]) {
     qp.modify(&m).unwrap();
 }
 
-fn poll(cq: &Mlx5Cq, n: usize) -> Vec<uapi::ib_uverbs_wc> {
+fn poll(cq: &Cq, n: usize) -> Vec<WorkCompletion> {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut out = Vec::new();
     while out.len() < n {
-        cq.poll(n - out.len(), |wc| out.push(*wc)).unwrap();
+        let mut batch = vec![WorkCompletion::default(); n - out.len()];
+        let got = cq.poll(&mut batch).unwrap();
+        out.extend_from_slice(&batch[..got]);
         assert!(
             Instant::now() < deadline,
             "{} of {n} completions: {out:?}",
@@ -183,10 +184,34 @@ fn poll(cq: &Mlx5Cq, n: usize) -> Vec<uapi::ib_uverbs_wc> {
     out
 }
 
+/// A UD send through an address handle.
+struct Datagram<'a>(SendWr<'a>, &'a Ah);
+
+impl<'a> AsRef<SendWr<'a>> for Datagram<'a> {
+    fn as_ref(&self) -> &SendWr<'a> {
+        &self.0
+    }
+}
+
+impl UdAddress for Datagram<'_> {
+    fn address_handle(&self) -> Option<&Ah> {
+        Some(self.1)
+    }
+}
+
 #[test]
 fn rc_loopback_on_one_queue_pair() {
     let mut s = Setup::new();
-    let cq = Mlx5Cq::create(&s.ctx, 16, 0, 0, None).unwrap();
+    let cq = Cq::create(
+        &s.ctx,
+        &CqInit {
+            cqe: 16,
+            user_handle: 0,
+            comp_vector: 0,
+            channel: None,
+        },
+    )
+    .unwrap();
     assert_eq!(cq.entries(), 31);
     let qp = s.qp(&cq, uapi::IB_UVERBS_QPT_RC, 4);
     let cap = qp.cap();
@@ -272,7 +297,7 @@ fn rc_loopback_on_one_queue_pair() {
         .find(|w| w.wr_id == 30)
         .expect("write-with-immediate receive");
     assert_eq!((imm.status, imm.opcode, imm.byte_len), (0, 129, 64));
-    assert_eq!(imm.ex, 0x1234_5678u32.to_be());
+    assert_eq!(imm.imm_data, 0x1234_5678u32.to_be());
     assert_eq!(s.bytes(6144, 64), vec![0xab; 64]);
 
     // RDMA READ back, and a fetch-and-add.
@@ -330,8 +355,17 @@ fn rc_loopback_on_one_queue_pair() {
 #[test]
 fn ud_datagram_to_itself_and_arming() {
     let mut s = Setup::new();
-    let channel = s.ctx.create_comp_channel().unwrap();
-    let cq = Mlx5Cq::create(&s.ctx, 8, 77, 0, Some(std::os::fd::AsFd::as_fd(&channel))).unwrap();
+    let channel = s.ctx.ucontext().create_comp_channel().unwrap();
+    let cq = Cq::create(
+        &s.ctx,
+        &CqInit {
+            cqe: 8,
+            user_handle: 77,
+            comp_vector: 0,
+            channel: Some(std::os::fd::AsFd::as_fd(&channel)),
+        },
+    )
+    .unwrap();
     let qp = s.qp(&cq, uapi::IB_UVERBS_QPT_UD, 2);
     const QKEY: u32 = 0x1111;
     for (state, mask_bits) in [
@@ -362,16 +396,12 @@ fn ud_datagram_to_itself_and_arming() {
         port_num: 1,
         ..Default::default()
     };
-    let ah = Mlx5Ah::create(
-        &s.ctx,
-        s.pd,
-        &attr,
-        AhLink {
-            ethernet: true,
-            roce_v2: true,
-        },
-    )
-    .unwrap();
+    let init = AhInit {
+        attr,
+        ethernet: true,
+        roce_v2: true,
+    };
+    let ah = Ah::create(&s.pd, &init).unwrap();
     s.fill(0, b"datagram");
     let rsge = [s.sge(4096, 40 + 64)];
     // SAFETY: as above.
@@ -382,16 +412,15 @@ fn ud_datagram_to_itself_and_arming() {
         }])
     }
     .unwrap();
-    cq.req_notify(false);
+    cq.req_notify(false).unwrap();
     let ssge = [s.sge(0, 8)];
     let mut w = SendWr::send(2, &ssge);
     w.ud = Some(UdDest {
-        ah_num: 1,
         remote_qpn: qp.qpn(),
         remote_qkey: QKEY,
     });
     // SAFETY: as above.
-    unsafe { qp.post_send_with_av(&[w], |_| Some(*ah.av())) }.unwrap();
+    unsafe { qp.post_send(&[Datagram(w, &ah)]) }.unwrap();
     let handle = uverbs_drivers::event::read_comp_event(
         std::os::fd::AsFd::as_fd(&channel),
         Some(Duration::from_secs(20)),
@@ -405,7 +434,7 @@ fn ud_datagram_to_itself_and_arming() {
     assert_eq!(recv.wc_flags & 1, 1, "GRH");
     assert_eq!(s.bytes(4096 + 40, 8), b"datagram");
     // Armed again, with nothing new: no event.
-    cq.req_notify(false);
+    cq.req_notify(false).unwrap();
     let none = uverbs_drivers::event::read_comp_event(
         std::os::fd::AsFd::as_fd(&channel),
         Some(Duration::from_millis(100)),
@@ -419,14 +448,23 @@ fn ud_datagram_to_itself_and_arming() {
 #[test]
 fn reset_and_destroy_remove_only_their_queue_pairs_completions() {
     let s = Setup::new();
-    let cq = Mlx5Cq::create(&s.ctx, 32, 0, 0, None).unwrap();
+    let cq = Cq::create(
+        &s.ctx,
+        &CqInit {
+            cqe: 32,
+            user_handle: 0,
+            comp_vector: 0,
+            channel: None,
+        },
+    )
+    .unwrap();
     let gid = s.gid();
     let qp1 = s.qp(&cq, uapi::IB_UVERBS_QPT_RC, 4);
     let qp2 = s.qp(&cq, uapi::IB_UVERBS_QPT_RC, 4);
     connect(&qp1, qp1.qpn(), gid);
     connect(&qp2, qp2.qpn(), gid);
     let ssge = [s.sge(0, 8)];
-    let exchange = |qp: &Mlx5Qp, id: u64, at: usize| {
+    let exchange = |qp: &Qp, id: u64, at: usize| {
         let rsge = [s.sge(at, 8)];
         // SAFETY: the buffers outlive the queue pairs; nothing reads them.
         unsafe {
@@ -454,7 +492,8 @@ fn reset_and_destroy_remove_only_their_queue_pairs_completions() {
     let mut ids: Vec<u64> = poll(&cq, 2).iter().map(|w| w.wr_id).collect();
     ids.sort_unstable();
     assert_eq!(ids, vec![20, 21]);
-    assert_eq!(cq.poll(16, |w| panic!("left over: {w:?}")).unwrap(), 0);
+    let mut left = [WorkCompletion::default(); 16];
+    assert_eq!(cq.poll(&mut left).unwrap(), 0, "left over: {left:?}");
     // qp1 works again after the reset.
     connect(&qp1, qp1.qpn(), gid);
     exchange(&qp1, 40, 1024);
@@ -469,6 +508,7 @@ fn reset_and_destroy_remove_only_their_queue_pairs_completions() {
     let mut ids: Vec<u64> = poll(&cq, 2).iter().map(|w| w.wr_id).collect();
     ids.sort_unstable();
     assert_eq!(ids, vec![60, 61]);
-    assert_eq!(cq.poll(16, |w| panic!("left over: {w:?}")).unwrap(), 0);
+    let mut left = [WorkCompletion::default(); 16];
+    assert_eq!(cq.poll(&mut left).unwrap(), 0, "left over: {left:?}");
     drop(qp1);
 }

@@ -15,8 +15,9 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use super::wqe::Av;
 use super::Mlx5Context;
-use crate::context::Context;
+use crate::backend::AhBackend;
 use crate::error::{Error, Result, Verb};
+use crate::ucontext::Ucontext;
 
 /// The lowest UDP source port of RoCE v2 (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
 pub const ROCE_UDP_SPORT_MIN: u16 = 0xc000;
@@ -92,7 +93,7 @@ pub fn build_av(attr: &uapi::ib_uverbs_ah_attr, link: AhLink, random_sport: u16)
 /// An mlx5 address handle.
 #[derive(Debug)]
 pub struct Mlx5Ah {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
     handle: Option<u32>,
     av: Av,
 }
@@ -101,12 +102,12 @@ impl Mlx5Ah {
     /// Creates an address handle for `attr` in protection domain `pd`, on a port and source GID of
     /// the kind `link` says.
     pub fn create(
-        ctx: &Arc<Context>,
+        m: &Arc<Mlx5Context>,
         pd: u32,
         attr: &uapi::ib_uverbs_ah_attr,
         link: AhLink,
     ) -> Result<Mlx5Ah> {
-        let m = Mlx5Context::of(ctx, Verb::CreateAh)?;
+        let ctx = m.ucontext();
         let sport = std::collections::hash_map::RandomState::new()
             .build_hasher()
             .finish() as u16;
@@ -154,6 +155,12 @@ impl Mlx5Ah {
     /// The address vector UD sends through this handle carry.
     pub fn av(&self) -> &Av {
         &self.av
+    }
+}
+
+impl AhBackend for Mlx5Ah {
+    fn handle(&self) -> Option<u32> {
+        self.handle
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Creation allocates the ring (`ncqe` = the next power of two above the requested count, every
 //! `op_own` set to invalid) and a doorbell record, and names both in `mlx5_ib_create_cq`. Polling is
-//! [`cqe::CompletionQueue`]'s algorithm over the ring: the owner byte of the entry at the consumer
+//! [`cqe::CqPoller`]'s algorithm over the ring: the owner byte of the entry at the consumer
 //! index is loaded atomically (acquire), then [`crate::barrier::udma_from_device_barrier`], then the
 //! entry is copied out; each CQE's queue is found by its user index in the context's table, and its
 //! `wr_id` by the send queue's WQE counter (retiring the unsignaled WQEs before it), the receive
@@ -12,7 +12,6 @@
 //! page 0; each completion event read from the channel must be acknowledged with
 //! [`Mlx5Cq::event`], so the next arm carries the next sequence number.
 
-use std::os::fd::BorrowedFd;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,12 +20,14 @@ use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
 use super::buf::{DbrecPool, DmaBuf};
-use super::cqe::{self, CompletionQueue, CompletionTarget, Cqe64, CqeMemory, WqKey};
+use super::cqe::{self, CompletionTarget, CqPoller, Cqe64, CqeMemory, WqKey};
 use super::uar::Uars;
 use super::wqe::Retired;
 use super::{Mlx5Context, Resource, ResourceTable};
-use crate::context::Context;
+use crate::backend::{CqBackend, CqInit};
 use crate::error::{Error, Result, Verb};
+use crate::ucontext::Ucontext;
+use crate::wc::WorkCompletion;
 
 /// The CQE size this backend uses (rdma-core's default).
 pub const CQE_SIZE: usize = 64;
@@ -40,7 +41,7 @@ fn out_of_ring(offset: usize, len: usize, ring: usize) -> ! {
     panic!("CQ access of {len} bytes at {offset} in a {ring}-byte ring")
 }
 
-/// The CQ ring in DMA memory, as [`CompletionQueue`] reads it: atomic loads of owner bytes, copies
+/// The CQ ring in DMA memory, as [`CqPoller`] reads it: atomic loads of owner bytes, copies
 /// of entries software owns.
 #[derive(Debug)]
 pub struct CqRing {
@@ -97,7 +98,7 @@ impl CqeMemory for CqRing {
     #[inline]
     fn read(&self, offset: usize, out: &mut [u8]) {
         let p = self.check(offset, out.len());
-        // SAFETY: in bounds; `CompletionQueue` reads only entries software owns (their owner byte
+        // SAFETY: in bounds; `CqPoller` reads only entries software owns (their owner byte
         // was loaded with acquire ordering first), which the device does not write until the
         // consumer index published after this read passes them.
         unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), out.as_mut_ptr(), out.len()) };
@@ -123,7 +124,7 @@ impl CqeMemory for CqRing {
 
 #[derive(Debug)]
 struct CqState {
-    cq: CompletionQueue<CqRing>,
+    cq: CqPoller<CqRing>,
     /// An error met after some completions were returned: reported by the next poll.
     error: Option<Error>,
 }
@@ -155,7 +156,8 @@ impl CqShared {
 /// An mlx5 completion queue.
 #[derive(Debug)]
 pub struct Mlx5Cq {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
+    m: Arc<Mlx5Context>,
     handle: u32,
     entries: u32,
     shared: Arc<CqShared>,
@@ -188,17 +190,10 @@ pub fn create_cq_cmd(buf_addr: u64, db_addr: u64) -> uapi::mlx5_ib_create_cq {
 }
 
 impl Mlx5Cq {
-    /// Creates a CQ with room for at least `cqe` completions. `user_handle` is what its completion
-    /// and async events carry; `channel` the completion channel its events go to.
-    pub fn create(
-        ctx: &Arc<Context>,
-        cqe: u32,
-        user_handle: u64,
-        comp_vector: u32,
-        channel: Option<BorrowedFd<'_>>,
-    ) -> Result<Mlx5Cq> {
-        let m = Mlx5Context::of(ctx, Verb::CreateCq)?;
-        let ncqe = cq_entries(cqe)?;
+    /// Creates a CQ with room for at least `init.cqe` completions.
+    pub fn create(m: &Arc<Mlx5Context>, init: &CqInit<'_>) -> Result<Mlx5Cq> {
+        let ctx = m.ucontext();
+        let ncqe = cq_entries(init.cqe)?;
         let uars = Arc::clone(m.uars(ctx.channel())?);
         let ring = CqRing::new(ncqe as usize, CQE_SIZE)?;
         let dbrec = DbrecPool::alloc(m.dbrecs())?;
@@ -210,9 +205,9 @@ impl Mlx5Cq {
         let (handle, granted) = unsafe {
             ctx.create_cq_with_udata(
                 ncqe - 1,
-                user_handle,
-                comp_vector,
-                channel,
+                init.user_handle,
+                init.comp_vector,
+                init.channel,
                 cmd.as_bytes(),
                 resp.as_mut_bytes(),
             )
@@ -229,10 +224,11 @@ impl Mlx5Cq {
                 what: format!("{granted} entries granted in a ring of {ncqe}"),
             });
         }
-        let cq = CompletionQueue::new(ring, CQE_SIZE, resp.cqn, m.cqe_version())
+        let cq = CqPoller::new(ring, CQE_SIZE, resp.cqn, m.cqe_version())
             .expect("a power-of-two ring of 64-byte entries; the CQE version was checked at open");
         Ok(Mlx5Cq {
             ctx: Arc::clone(ctx),
+            m: Arc::clone(m),
             handle,
             entries: granted,
             shared: Arc::new(CqShared {
@@ -263,15 +259,14 @@ impl Mlx5Cq {
         &self.shared
     }
 
-    /// Takes up to `max` completions, oldest first, handing each to `sink` as the kernel's
-    /// `ib_uverbs_wc` (what [`crate::rxe::cq::RxeCq::poll`] hands out); returns how many.
+    /// Takes up to `out.len()` completions, oldest first; returns how many.
     ///
     /// No system call. A CQE that names no queue of this context, or no outstanding work request,
     /// is consumed and reported as an [`Error::Protocol`]; when completions came before it, they are
     /// returned and the error is reported by the next poll.
     #[inline]
-    pub fn poll(&self, max: usize, mut sink: impl FnMut(&uapi::ib_uverbs_wc)) -> Result<usize> {
-        let m = Mlx5Context::of(&self.ctx, Verb::PollCq)?;
+    pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        let m = &self.m;
         let mut st = self.shared.lock();
         if let Some(e) = st.error.take() {
             return Err(e);
@@ -283,11 +278,11 @@ impl Mlx5Cq {
         };
         let mut n = 0;
         let mut error = None;
-        let mut c = cqe::Completion::default();
-        while n < max {
+        let mut c = WorkCompletion::default();
+        while n < out.len() {
             match st.cq.poll_into(&mut target, &mut c) {
                 Ok(true) => {
-                    sink(&c.to_uverbs_wc());
+                    out[n] = C::from(c);
                     n += 1;
                 }
                 Ok(false) => break,
@@ -325,6 +320,31 @@ impl Mlx5Cq {
     /// `mlx5_cq_event`, from `ibv_get_cq_event`): the next arm carries the next sequence number.
     pub fn event(&self) {
         self.shared.lock().cq.event();
+    }
+}
+
+impl CqBackend for Mlx5Cq {
+    fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    #[inline]
+    fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        Mlx5Cq::poll(self, out)
+    }
+
+    /// A doorbell: no system call.
+    fn req_notify(&self, solicited_only: bool) -> Result<()> {
+        Mlx5Cq::req_notify(self, solicited_only);
+        Ok(())
+    }
+
+    fn event(&self) {
+        Mlx5Cq::event(self);
     }
 }
 
@@ -406,7 +426,7 @@ mod tests {
         for i in 0..8 {
             assert_eq!(ring.load_op_own(i * 64 + 63), 0xf0);
         }
-        let mut cq = CompletionQueue::new(ring, 64, 5, 1).unwrap();
+        let mut cq = CqPoller::new(ring, 64, 5, 1).unwrap();
         assert!(cq.next_cqe().is_none());
         // Play the device: a CQE at index 0 with owner 0.
         let mut e = Cqe64 {

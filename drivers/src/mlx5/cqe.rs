@@ -1,6 +1,6 @@
 //! mlx5 completion queue entries: [`Cqe64`] (`struct mlx5_cqe64`) and [`ErrCqe`]
 //! (`struct mlx5_err_cqe`) as zerocopy structs with big-endian fields, the syndrome → work
-//! completion status table, and [`CompletionQueue`], which polls a caller-provided CQ buffer the way
+//! completion status table, and [`CqPoller`], which polls a caller-provided CQ buffer the way
 //! rdma-core's `providers/mlx5/cq.c` does.
 //!
 //! # Ownership
@@ -15,7 +15,7 @@
 //!
 //! After taking an entry, software increments `ci` and issues [`barrier::udma_from_device_barrier`]
 //! before reading the rest of it; after a batch it stores `ci & 0xffffff` into the doorbell record
-//! ([`CompletionQueue::update_consumer_index`]) so the device may reuse the entries.
+//! ([`CqPoller::update_consumer_index`]) so the device may reuse the entries.
 
 use zerocopy::byteorder::big_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -24,7 +24,6 @@ use super::doorbell::{DoorbellRecordWriter, UarWriter, CQ_ARM_DB, CQ_DOORBELL, C
 use super::wqe::{opcode, Retired, SendQueue};
 use crate::barrier;
 use crate::error::{Error, Result, Verb};
-use crate::uapi;
 
 /// CQE opcodes (`MLX5_CQE_*`), the high nibble of `op_own`.
 pub mod cqe_opcode {
@@ -82,44 +81,7 @@ pub mod syndrome {
     pub const REMOTE_ABORTED_ERR: u8 = 0x22;
 }
 
-/// Work completion statuses (`enum ib_wc_status`; libibverbs' `ibv_wc_status` has the same values),
-/// by short names; the values are `uverbs_uapi`'s.
-pub mod wc_status {
-    pub use uverbs_uapi::{
-        IB_WC_BAD_RESP_ERR as BAD_RESP_ERR, IB_WC_GENERAL_ERR as GENERAL_ERR,
-        IB_WC_LOC_ACCESS_ERR as LOC_ACCESS_ERR, IB_WC_LOC_LEN_ERR as LOC_LEN_ERR,
-        IB_WC_LOC_PROT_ERR as LOC_PROT_ERR, IB_WC_LOC_QP_OP_ERR as LOC_QP_OP_ERR,
-        IB_WC_MW_BIND_ERR as MW_BIND_ERR, IB_WC_REM_ABORT_ERR as REM_ABORT_ERR,
-        IB_WC_REM_ACCESS_ERR as REM_ACCESS_ERR, IB_WC_REM_INV_REQ_ERR as REM_INV_REQ_ERR,
-        IB_WC_REM_OP_ERR as REM_OP_ERR, IB_WC_RETRY_EXC_ERR as RETRY_EXC_ERR,
-        IB_WC_RNR_RETRY_EXC_ERR as RNR_RETRY_EXC_ERR, IB_WC_SUCCESS as SUCCESS,
-        IB_WC_WR_FLUSH_ERR as WR_FLUSH_ERR,
-    };
-}
-
-/// Work completion opcodes (`enum ib_wc_opcode`; libibverbs' `ibv_wc_opcode` has the same values),
-/// by short names; the values are `uverbs_uapi`'s.
-pub mod wc_opcode {
-    pub use uverbs_uapi::{
-        IB_UVERBS_WC_BIND_MW as BIND_MW, IB_UVERBS_WC_COMP_SWAP as COMP_SWAP,
-        IB_UVERBS_WC_FETCH_ADD as FETCH_ADD, IB_UVERBS_WC_LOCAL_INV as LOCAL_INV,
-        IB_UVERBS_WC_RDMA_READ as RDMA_READ, IB_UVERBS_WC_RDMA_WRITE as RDMA_WRITE,
-        IB_UVERBS_WC_SEND as SEND, IB_UVERBS_WC_TSO as TSO, IB_WC_RECV as RECV,
-        IB_WC_RECV_RDMA_WITH_IMM as RECV_RDMA_WITH_IMM,
-    };
-}
-
-/// Work completion flags (`enum ibv_wc_flags`).
-pub mod wc_flags {
-    /// A GRH is present (the first 40 bytes of the receive buffer).
-    pub const GRH: u32 = 1 << 0;
-    /// The completion carries immediate data.
-    pub const WITH_IMM: u32 = 1 << 1;
-    /// IP checksum verified.
-    pub const IP_CSUM_OK: u32 = 1 << 2;
-    /// The completion carries an invalidated rkey.
-    pub const WITH_INV: u32 = 1 << 3;
-}
+pub use crate::wc::{wc_flags, wc_opcode, wc_status, WorkCompletion};
 
 /// `op_own` bit: received data scattered into the CQE itself (`MLX5_INLINE_SCATTER_32`).
 pub const INLINE_SCATTER_32: u8 = 0x4;
@@ -418,7 +380,7 @@ pub enum WqKey {
     UserIndex(u32),
 }
 
-/// The work queues a CQ reports on: where a [`CompletionQueue`] finds the `wr_id` of each CQE.
+/// The work queues a CQ reports on: where a [`CqPoller`] finds the `wr_id` of each CQE.
 pub trait CompletionTarget {
     /// Retires the send WQE a requester CQE names (`key`, `wqe_counter`; see
     /// [`SendQueue::retire`]). `None` when `key` names no send queue here or no such WQE is
@@ -445,69 +407,6 @@ impl<B: AsRef<[u8]>> CompletionTarget for SendQueue<B> {
             self.retire(wqe_counter)
         } else {
             None
-        }
-    }
-}
-
-/// A work completion: `struct ibv_wc`'s contents, with its numbering ([`wc_status`],
-/// [`wc_opcode`], [`wc_flags`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Completion {
-    /// The request's `wr_id`.
-    pub wr_id: u64,
-    /// [`wc_status`].
-    pub status: u32,
-    /// [`wc_opcode`]. rdma-core leaves it unset on errors; here it is the failed WQE's (sends) or
-    /// [`wc_opcode::RECV`] (receives).
-    pub opcode: u32,
-    /// The vendor syndrome of an error.
-    pub vendor_err: u32,
-    /// Bytes received, read (RDMA read) or 8 (atomics); 0 for other sends.
-    pub byte_len: u32,
-    /// Immediate data (wire order, as [`Cqe64::imm_data`]) with [`wc_flags::WITH_IMM`], the
-    /// invalidated rkey with [`wc_flags::WITH_INV`].
-    pub imm_data: u32,
-    /// The local QP number.
-    pub qp_num: u32,
-    /// The remote QP number (UD).
-    pub src_qp: u32,
-    /// [`wc_flags`].
-    pub wc_flags: u32,
-    /// P_Key index.
-    pub pkey_index: u16,
-    /// Source LID.
-    pub slid: u16,
-    /// Service level.
-    pub sl: u8,
-    /// Destination LID path bits.
-    pub dlid_path_bits: u8,
-}
-
-impl Completion {
-    /// The completion as the kernel's `ib_uverbs_wc` reports one (what the rxe backend yields):
-    /// the same numbers, except that the kernel's with-invalidate flag is 4
-    /// (`IB_WC_WITH_INVALIDATE`) and it has no IP-checksum flag.
-    pub fn to_uverbs_wc(&self) -> uapi::ib_uverbs_wc {
-        let mut flags = self.wc_flags & (wc_flags::GRH | wc_flags::WITH_IMM);
-        if self.wc_flags & wc_flags::WITH_INV != 0 {
-            flags |= uapi::IB_WC_WITH_INVALIDATE;
-        }
-        uapi::ib_uverbs_wc {
-            wr_id: self.wr_id,
-            status: self.status,
-            opcode: self.opcode,
-            vendor_err: self.vendor_err,
-            byte_len: self.byte_len,
-            ex: self.imm_data,
-            qp_num: self.qp_num,
-            src_qp: self.src_qp,
-            wc_flags: flags,
-            pkey_index: self.pkey_index,
-            slid: self.slid,
-            sl: self.sl,
-            dlid_path_bits: self.dlid_path_bits,
-            port_num: 0,
-            reserved: 0,
         }
     }
 }
@@ -543,7 +442,7 @@ pub fn arm_doorbell(ci: u32, arm_sn: u32, cqn: u32, solicited: bool) -> ArmDoorb
     }
 }
 
-/// The memory of a CQ buffer, as a [`CompletionQueue`] reads it.
+/// The memory of a CQ buffer, as a [`CqPoller`] reads it.
 ///
 /// The device writes entries while software reads others, so a real CQ buffer cannot be a byte
 /// slice: the owner byte of the entry at the consumer index may be in the middle of being written.
@@ -594,7 +493,7 @@ impl<B: AsRef<[u8]> + AsMut<[u8]>> CqeMemory for B {
 /// A completion queue: polls a caller-provided buffer of CQEs in order, tracking the consumer index
 /// and with it the ownership parity (see the [module documentation](self)).
 #[derive(Debug)]
-pub struct CompletionQueue<B> {
+pub struct CqPoller<B> {
     buf: B,
     ncqe: u32,
     entry_size: usize,
@@ -606,11 +505,11 @@ pub struct CompletionQueue<B> {
     arm_sn: u32,
 }
 
-impl<B: CqeMemory> CompletionQueue<B> {
+impl<B: CqeMemory> CqPoller<B> {
     /// A CQ over `buf`: a power-of-two number of entries of `entry_size` (64 or 128) bytes,
     /// initialized with [`init_buffer`] when it was given to the kernel. `cqn` is the kernel's CQ
     /// number, `cqe_version` the context's (0 or 1: whether CQEs name QPs by number or user index).
-    pub fn new(buf: B, entry_size: usize, cqn: u32, cqe_version: u8) -> Result<CompletionQueue<B>> {
+    pub fn new(buf: B, entry_size: usize, cqn: u32, cqe_version: u8) -> Result<CqPoller<B>> {
         let len = buf.cqe_buffer_len();
         let bad = |what: String| Error::InvalidArgument {
             verb: Verb::CreateCq,
@@ -628,7 +527,7 @@ impl<B: CqeMemory> CompletionQueue<B> {
         if cqe_version > 1 {
             return Err(bad(format!("CQE version {cqe_version}")));
         }
-        Ok(CompletionQueue {
+        Ok(CqPoller {
             buf,
             ncqe: ncqe as u32,
             entry_size,
@@ -689,7 +588,7 @@ impl<B: CqeMemory> CompletionQueue<B> {
     /// (rdma-core's `__mlx5_cq_clean`, used when a QP is destroyed or reset: its CQEs must not be
     /// polled afterwards). `remove` sees every CQE from the newest to the oldest, each once. Returns
     /// how many were removed; when that is not 0, follow with
-    /// [`update_consumer_index`](CompletionQueue::update_consumer_index) (rdma-core issues
+    /// [`update_consumer_index`](CqPoller::update_consumer_index) (rdma-core issues
     /// [`barrier::udma_to_device_barrier`] first, which the doorbell record's release store
     /// includes).
     ///
@@ -745,12 +644,15 @@ impl<B: CqeMemory> CompletionQueue<B> {
     /// CQ is empty. Resize CQEs are skipped. A CQE that names no queue of `target` (or no
     /// outstanding WQE), or that has an opcode this backend does not use (tag matching,
     /// signature errors), is consumed and reported as an error, as rdma-core does.
-    pub fn poll_one(&mut self, target: &mut impl CompletionTarget) -> Result<Option<Completion>> {
-        let mut wc = Completion::default();
+    pub fn poll_one(
+        &mut self,
+        target: &mut impl CompletionTarget,
+    ) -> Result<Option<WorkCompletion>> {
+        let mut wc = WorkCompletion::default();
         Ok(self.poll_into(target, &mut wc)?.then_some(wc))
     }
 
-    /// [`poll_one`](CompletionQueue::poll_one) into `wc`: `Ok(true)` when it polled a completion
+    /// [`poll_one`](CqPoller::poll_one) into `wc`: `Ok(true)` when it polled a completion
     /// (all of `wc` written), `Ok(false)` when the CQ is empty (`wc` untouched).
     ///
     /// A successful requester CQE, the common case, is read straight into `wc`: after the owner
@@ -760,7 +662,7 @@ impl<B: CqeMemory> CompletionQueue<B> {
     pub fn poll_into(
         &mut self,
         target: &mut impl CompletionTarget,
-        wc: &mut Completion,
+        wc: &mut WorkCompletion,
     ) -> Result<bool> {
         let offset = self.cqe_offset(self.ci);
         let op_own = self.buf.load_op_own(offset + 63);
@@ -798,7 +700,7 @@ impl<B: CqeMemory> CompletionQueue<B> {
         let Some((opcode, wc_flags)) = send_wc_opcode((sop_drop_qpn >> 24) as u8) else {
             return Err(self.req_error(offset, true));
         };
-        *wc = Completion {
+        *wc = WorkCompletion {
             wr_id: retired.wr_id,
             opcode,
             wc_flags,
@@ -808,7 +710,7 @@ impl<B: CqeMemory> CompletionQueue<B> {
                 _ => 0,
             },
             qp_num: qpn,
-            ..Completion::default()
+            ..WorkCompletion::default()
         };
         Ok(true)
     }
@@ -841,7 +743,7 @@ impl<B: CqeMemory> CompletionQueue<B> {
     fn poll_into_general(
         &mut self,
         target: &mut impl CompletionTarget,
-        wc: &mut Completion,
+        wc: &mut WorkCompletion,
     ) -> Result<bool> {
         match self.poll_one_general(target)? {
             Some(c) => {
@@ -855,15 +757,15 @@ impl<B: CqeMemory> CompletionQueue<B> {
     fn poll_one_general(
         &mut self,
         target: &mut impl CompletionTarget,
-    ) -> Result<Option<Completion>> {
+    ) -> Result<Option<WorkCompletion>> {
         loop {
             let Some(cqe) = self.next_cqe() else {
                 return Ok(None);
             };
             let op = cqe.opcode();
-            let mut wc = Completion {
+            let mut wc = WorkCompletion {
                 qp_num: cqe.qpn(),
-                ..Completion::default()
+                ..WorkCompletion::default()
             };
             let orphan = |what: &str| {
                 Error::Protocol {
@@ -961,11 +863,11 @@ impl<B: CqeMemory> CompletionQueue<B> {
 
     /// Polls up to `out.len()` completions into `out`; returns how many. Stops at the first error
     /// (the completions before it are in `out`, and consumed). Follow it with
-    /// [`update_consumer_index`](CompletionQueue::update_consumer_index).
+    /// [`update_consumer_index`](CqPoller::update_consumer_index).
     pub fn poll(
         &mut self,
         target: &mut impl CompletionTarget,
-        out: &mut [Completion],
+        out: &mut [WorkCompletion],
     ) -> Result<usize> {
         for (n, slot) in out.iter_mut().enumerate() {
             if !self.poll_into(target, slot)? {
@@ -981,7 +883,7 @@ impl<B: CqeMemory> CompletionQueue<B> {
     }
 
     /// Tells the device which entries it may reuse: stores
-    /// [`consumer_index_record`](CompletionQueue::consumer_index_record) into `dbrec`
+    /// [`consumer_index_record`](CqPoller::consumer_index_record) into `dbrec`
     /// (rdma-core's `update_cons_index`, once per poll batch).
     pub fn update_consumer_index(&self, dbrec: &mut impl DoorbellRecordWriter) {
         dbrec.store(CQ_SET_CI, self.consumer_index_record());
@@ -1024,7 +926,7 @@ mod tests {
 
     /// Plays the device: writes `cqe` as the `index`-th entry it produces, with the owner bit of
     /// that pass.
-    fn produce(cq: &mut CompletionQueue<Vec<u8>>, index: u32, mut cqe: Cqe64) {
+    fn produce(cq: &mut CqPoller<Vec<u8>>, index: u32, mut cqe: Cqe64) {
         let (n, size) = (cq.entries(), cq.entry_size);
         cqe.set_owner(device_owner_bit(index, n));
         let at = (index & (n - 1)) as usize * size + size - 64;
@@ -1040,10 +942,10 @@ mod tests {
         }
     }
 
-    fn new_cq(n: usize, size: usize) -> CompletionQueue<Vec<u8>> {
+    fn new_cq(n: usize, size: usize) -> CqPoller<Vec<u8>> {
         let mut buf = vec![0u8; n * size];
         init_buffer(&mut buf, size);
-        CompletionQueue::new(buf, size, 0x99, 0).unwrap()
+        CqPoller::new(buf, size, 0x99, 0).unwrap()
     }
 
     fn sq_cfg() -> SendQueueConfig {
@@ -1085,8 +987,8 @@ mod tests {
             assert!(cq.next_cqe().is_none());
             assert_eq!(cq.consumer_index(), 0);
         }
-        assert!(CompletionQueue::new(vec![0u8; 3 * 64], 64, 1, 0).is_err());
-        assert!(CompletionQueue::new(vec![0u8; 4 * 64], 96, 1, 0).is_err());
+        assert!(CqPoller::new(vec![0u8; 3 * 64], 64, 1, 0).is_err());
+        assert!(CqPoller::new(vec![0u8; 4 * 64], 96, 1, 0).is_err());
     }
 
     #[test]
@@ -1170,7 +1072,7 @@ mod tests {
     fn user_index_lookup_and_errors() {
         let mut buf = vec![0u8; 4 * 64];
         init_buffer(&mut buf, 64);
-        let mut cq = CompletionQueue::new(buf, 64, 3, 1).unwrap();
+        let mut cq = CqPoller::new(buf, 64, 3, 1).unwrap();
         let mut ring = vec![0u8; 4 * 64];
         let mut sq = SendQueue::new(&mut ring[..], sq_cfg()).unwrap();
         let sges = [Sge {
@@ -1249,8 +1151,10 @@ mod tests {
             ),
             (1000, 0xabcd, 5, 9, 0x7f, 0x0304)
         );
-        let k = wc.to_uverbs_wc();
-        assert_eq!((k.wc_flags, k.ex, k.opcode), (3, wc.imm_data, 128));
+        assert_eq!(
+            (wc.wc_flags, wc.opcode),
+            (wc_flags::GRH | wc_flags::WITH_IMM, wc_opcode::RECV)
+        );
         cqe.op_own = cqe_opcode::RESP_SEND_INV << 4;
         cqe.wqe_counter = U16::new(2);
         produce(&mut cq, 1, cqe);
@@ -1265,8 +1169,7 @@ mod tests {
         );
         let wc = cq.poll_one(&mut rq).unwrap().unwrap();
         assert_eq!((wc.wr_id, wc.imm_data, wc.wc_flags), (42, 0x0102_0304, 9));
-        assert_eq!(wc.to_uverbs_wc().wc_flags, 4 | 1);
-        let mut out = [Completion::default(); 4];
+        let mut out = [WorkCompletion::default(); 4];
         produce(
             &mut cq,
             3,

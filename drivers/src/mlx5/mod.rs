@@ -8,7 +8,7 @@
 //!
 //! The data path, as models over caller-provided buffers: [`wqe`] (send WQE segments and the
 //! [`wqe::SendQueue`] that builds them into the SQ ring), [`cqe`] (CQE views and the
-//! [`cqe::CompletionQueue`] that polls them) and [`doorbell`] (doorbell records, UAR writes,
+//! [`cqe::CqPoller`] that polls them) and [`doorbell`] (doorbell records, UAR writes,
 //! BlueFlame registers). `drivers/tests/mlx5_golden.rs` checks them byte for byte against rdma-core's
 //! `<infiniband/mlx5dv.h>`.
 //!
@@ -40,11 +40,13 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
-use crate::backend::{Backend, ProviderContext};
+use crate::backend::{AhInit, CqInit, Provider};
 use crate::chan::Channel;
-use crate::context::Context;
+use crate::cmd::srq::SrqInit;
+use crate::cmd::QpInit;
 use crate::discover::Driver;
 use crate::error::{Error, Result, Verb};
+use crate::ucontext::Ucontext;
 use cqe::WqKey;
 
 /// BlueFlame registers asked for (rdma-core's default, `MLX5_TOTAL_UUARS`).
@@ -61,6 +63,7 @@ pub const MAX_USER_INDEX: u32 = 0xff_fffe;
 /// CQs, QPs and SRQs share (UAR pages, doorbell records, the completion lookup table).
 #[derive(Debug)]
 pub struct Mlx5Context {
+    uctx: Arc<Ucontext>,
     resp: uapi::mlx5_ib_alloc_ucontext_resp,
     uars: OnceLock<Arc<uar::Uars>>,
     uar_init: Mutex<()>,
@@ -79,6 +82,31 @@ impl Mlx5Context {
         req
     }
 
+    /// The user context this backend context is on.
+    pub fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.uctx
+    }
+
+    /// The kernel's `GET_CONTEXT` answer, checked: its size, and a CQE version this backend parses.
+    pub fn parse_response(resp: &[u8]) -> Result<uapi::mlx5_ib_alloc_ucontext_resp> {
+        let resp = uapi::mlx5_ib_alloc_ucontext_resp::read_from_bytes(resp).map_err(|_| {
+            Error::Protocol {
+                verb: Verb::GetContext,
+                what: format!("mlx5 context response of {} bytes", resp.len()),
+            }
+        })?;
+        if resp.cqe_version > MAX_CQE_VERSION {
+            return Err(Error::Protocol {
+                verb: Verb::GetContext,
+                what: format!(
+                    "mlx5 CQE version {} is newer than {MAX_CQE_VERSION}",
+                    resp.cqe_version
+                ),
+            });
+        }
+        Ok(resp)
+    }
+
     /// The kernel's response, as it came.
     pub fn response(&self) -> &uapi::mlx5_ib_alloc_ucontext_resp {
         &self.resp
@@ -92,14 +120,6 @@ impl Mlx5Context {
     /// The size of one BlueFlame register, in bytes (the write-combining buffer is half of it).
     pub fn bf_reg_size(&self) -> u32 {
         self.resp.bf_reg_size
-    }
-
-    /// The mlx5 part of `ctx`, or [`Error::Unsupported`] for `verb` when the device is not mlx5.
-    pub fn of(ctx: &Context, verb: Verb) -> Result<&Mlx5Context> {
-        match ctx.backend() {
-            Backend::Mlx5(m) => Ok(m),
-            _ => Err(Error::Unsupported { verb }),
-        }
     }
 
     /// The UAR pages, mapped on first use through `chan` (the context's channel).
@@ -154,7 +174,7 @@ impl Mlx5Context {
 
 /// `ALLOC_PD` with mlx5's answer (`mlx5_ib_alloc_pd_resp`): the new protection domain's handle and
 /// its PD number.
-pub fn alloc_pd(ctx: &Context) -> Result<(u32, u32)> {
+pub fn alloc_pd(ctx: &Ucontext) -> Result<(u32, u32)> {
     let mut resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
     let handle = ctx.alloc_pd(resp.as_mut_bytes())?;
     Ok((handle, resp.pdn))
@@ -300,10 +320,15 @@ impl ResourceTable {
     }
 }
 
-impl ProviderContext for Mlx5Context {
+impl Provider for Mlx5Context {
     const DRIVER: Driver = Driver::Mlx5;
     /// `MLX5_IB_UVERBS_ABI_VERSION`.
     const ABI_VERSIONS: (u32, u32) = (1, 1);
+
+    type Cq = cq::Mlx5Cq;
+    type Qp = qp::Mlx5Qp;
+    type Srq = srq::Mlx5Srq;
+    type Ah = ah::Mlx5Ah;
 
     fn context_request() -> (Vec<u8>, usize) {
         (
@@ -312,23 +337,10 @@ impl ProviderContext for Mlx5Context {
         )
     }
 
-    fn from_context_response(resp: &[u8]) -> Result<Self> {
-        let resp = uapi::mlx5_ib_alloc_ucontext_resp::read_from_bytes(resp).map_err(|_| {
-            Error::Protocol {
-                verb: Verb::GetContext,
-                what: format!("mlx5 context response of {} bytes", resp.len()),
-            }
-        })?;
-        if resp.cqe_version > MAX_CQE_VERSION {
-            return Err(Error::Protocol {
-                verb: Verb::GetContext,
-                what: format!(
-                    "mlx5 CQE version {} is newer than {MAX_CQE_VERSION}",
-                    resp.cqe_version
-                ),
-            });
-        }
+    fn from_context_response(uctx: Arc<Ucontext>, resp: &[u8]) -> Result<Self> {
+        let resp = Mlx5Context::parse_response(resp)?;
         Ok(Mlx5Context {
+            uctx,
             resp,
             uars: OnceLock::new(),
             uar_init: Mutex::new(()),
@@ -340,6 +352,46 @@ impl ProviderContext for Mlx5Context {
     /// rdma-core's `mlx5_query_device_ex`: "major.minor.subminor" with a four-digit subminor.
     fn format_fw_ver(raw: u64) -> String {
         format!("{}.{}.{:04}", raw >> 32, (raw >> 16) & 0xffff, raw & 0xffff)
+    }
+
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.uctx
+    }
+
+    fn alloc_pd(&self) -> Result<u32> {
+        Ok(alloc_pd(&self.uctx)?.0)
+    }
+
+    /// mlx5 binds windows with UMR work requests, which this backend does not build (the model
+    /// reports `max_mw` 0 to match).
+    fn supports_memory_windows(&self) -> bool {
+        false
+    }
+
+    fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<cq::Mlx5Cq> {
+        cq::Mlx5Cq::create(self, init)
+    }
+
+    fn create_qp(
+        self: &Arc<Self>,
+        init: &QpInit,
+        send: &cq::Mlx5Cq,
+        recv: &cq::Mlx5Cq,
+        srq: Option<&srq::Mlx5Srq>,
+    ) -> Result<qp::Mlx5Qp> {
+        qp::Mlx5Qp::create(self, init, send, recv, srq)
+    }
+
+    fn create_srq(self: &Arc<Self>, init: &SrqInit) -> Result<srq::Mlx5Srq> {
+        srq::Mlx5Srq::create(self, init)
+    }
+
+    fn create_ah(self: &Arc<Self>, pd: u32, init: &AhInit) -> Result<ah::Mlx5Ah> {
+        let link = ah::AhLink {
+            ethernet: init.ethernet,
+            roce_v2: init.roce_v2,
+        };
+        ah::Mlx5Ah::create(self, pd, &init.attr, link)
     }
 }
 
@@ -367,11 +419,11 @@ mod tests {
         let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
         resp.bf_reg_size = 512;
         resp.cqe_version = 1;
-        let ctx = Mlx5Context::from_context_response(resp.as_bytes()).unwrap();
-        assert_eq!((ctx.bf_reg_size(), ctx.cqe_version()), (512, 1));
+        let parsed = Mlx5Context::parse_response(resp.as_bytes()).unwrap();
+        assert_eq!((parsed.bf_reg_size, parsed.cqe_version), (512, 1));
         resp.cqe_version = 2;
-        assert!(Mlx5Context::from_context_response(resp.as_bytes()).is_err());
-        assert!(Mlx5Context::from_context_response(&[0u8; 3]).is_err());
+        assert!(Mlx5Context::parse_response(resp.as_bytes()).is_err());
+        assert!(Mlx5Context::parse_response(&[0u8; 3]).is_err());
     }
 
     #[test]

@@ -24,6 +24,7 @@ use uverbs_uapi as uapi;
 use zerocopy::byteorder::big_endian::U32;
 use zerocopy::{FromZeros, IntoBytes};
 
+use super::ah::Mlx5Ah;
 use super::buf::{Dbrec, DbrecPool, DmaBuf};
 use super::cq::{CqShared, Mlx5Cq};
 use super::cqe::{cqe_opcode, Cqe64, WqKey};
@@ -31,15 +32,16 @@ use super::doorbell::{RCV_DBR, SND_DBR};
 use super::srq::{Mlx5Srq, SrqShared};
 use super::uar::Uars;
 use super::wqe::{
-    Av, DataSeg, QpType, Retired, SendQueue, SendQueueConfig, SendRing, INVALID_LKEY, MAX_DS,
+    DataSeg, QpType, Retired, SendQueue, SendQueueConfig, SendRing, INVALID_LKEY, MAX_DS,
     MAX_WQE_COUNT, SEND_WQE_BB,
 };
 use super::{Mlx5Context, Resource};
+use crate::backend::QpBackend;
 use crate::barrier;
-use crate::context::Context;
+use crate::cmd::{QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
-use crate::rxe::qp::state;
-use crate::verbs::{QpCreated, QpInit};
+use crate::qp_state::state;
+use crate::ucontext::Ucontext;
 use crate::wr::{PostError, RecvWr, SendWr, MAX_MESSAGE};
 
 const DATA_SEG_SIZE: usize = 16;
@@ -475,7 +477,8 @@ fn is_responder(cqe: &Cqe64) -> bool {
 /// An mlx5 queue pair.
 #[derive(Debug)]
 pub struct Mlx5Qp {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
+    m: Arc<Mlx5Context>,
     created: QpCreated,
     qp_type: u8,
     key: WqKey,
@@ -493,13 +496,13 @@ impl Mlx5Qp {
     /// Creates a queue pair completing on `send_cq` and `recv_cq`, taking its receives from `srq`
     /// when given (then `init.srq` must be its handle).
     pub fn create(
-        ctx: &Arc<Context>,
+        m: &Arc<Mlx5Context>,
         init: &QpInit,
         send_cq: &Mlx5Cq,
         recv_cq: &Mlx5Cq,
         srq: Option<&Mlx5Srq>,
     ) -> Result<Mlx5Qp> {
-        let m = Mlx5Context::of(ctx, Verb::CreateQp)?;
+        let ctx = m.ucontext();
         let qp_type = match init.qp_type {
             uapi::IB_UVERBS_QPT_RC => QpType::Rc,
             uapi::IB_UVERBS_QPT_UC => QpType::Uc,
@@ -626,6 +629,7 @@ impl Mlx5Qp {
         };
         Ok(Mlx5Qp {
             ctx: Arc::clone(ctx),
+            m: Arc::clone(m),
             created,
             qp_type: init.qp_type,
             key,
@@ -724,21 +728,8 @@ impl Mlx5Qp {
         self.ctx.query_qp(self.created.handle, attr_mask)
     }
 
-    /// Posts send work requests and rings the doorbell once ([`Mlx5Qp::post_send_with_av`] with no
-    /// address vectors: for RC and UC).
-    ///
-    /// # Safety
-    /// As [`Mlx5Qp::post_send_with_av`].
-    pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        unsafe { self.post_send_with_av(wrs, |_| None) }
-    }
-
-    /// Posts send work requests, then rings the doorbell once: no system call. `av` gives the
-    /// address vector of each UD request's address handle ([`super::ah::Mlx5Ah::av`]).
+    /// Posts send work requests, then rings the doorbell once: no system call. `ah` gives each UD
+    /// request's address handle, whose address vector ([`Mlx5Ah::av`]) the WQE carries.
     ///
     /// The queue pair must be ready to send (RTS); otherwise nothing is written. Requests are
     /// checked one by one; the first that is invalid (an opcode the transport lacks, memory-window
@@ -751,10 +742,11 @@ impl Mlx5Qp {
     /// through their memory regions until the request completes: it must stay allocated, and
     /// unwritten (or unaccessed, for READ and atomics), until the completion has been polled.
     /// Inline data is copied during the call and needs nothing.
-    pub unsafe fn post_send_with_av<'a, W: AsRef<SendWr<'a>>>(
+    #[inline]
+    pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
-        av: impl Fn(&W) -> Option<Av>,
+        ah: impl Fn(&W) -> Option<&Mlx5Ah>,
     ) -> std::result::Result<(), PostError> {
         let current = self.state();
         if current != state::RTS {
@@ -779,8 +771,7 @@ impl Mlx5Qp {
         let mut failure = None;
         let mut posted = 0;
         for (index, w) in wrs.iter().enumerate() {
-            let a = av(w);
-            match sq.post(w.as_ref(), a.as_ref()) {
+            match sq.post(w.as_ref(), ah(w).map(Mlx5Ah::av)) {
                 Ok(_) => posted += 1,
                 Err(error) => {
                     failure = Some(PostError { index, error });
@@ -860,6 +851,54 @@ impl Mlx5Qp {
     }
 }
 
+impl QpBackend for Mlx5Qp {
+    type Ah = Mlx5Ah;
+
+    fn handle(&self) -> u32 {
+        Mlx5Qp::handle(self)
+    }
+
+    fn qpn(&self) -> u32 {
+        Mlx5Qp::qpn(self)
+    }
+
+    fn cap(&self) -> uapi::ib_uverbs_qp_cap {
+        Mlx5Qp::cap(self)
+    }
+
+    #[inline]
+    fn state(&self) -> u8 {
+        Mlx5Qp::state(self)
+    }
+
+    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+        Mlx5Qp::modify(self, req)
+    }
+
+    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+        Mlx5Qp::query(self, attr_mask)
+    }
+
+    #[inline]
+    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Mlx5Ah>,
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        unsafe { Mlx5Qp::post_send(self, wrs, ah) }
+    }
+
+    #[inline]
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        unsafe { Mlx5Qp::post_recv(self, wrs) }
+    }
+}
+
 impl Drop for Mlx5Qp {
     fn drop(&mut self) {
         if let Err(e) = self.ctx.destroy_qp(self.created.handle) {
@@ -869,10 +908,9 @@ impl Drop for Mlx5Qp {
             return;
         }
         self.clean_cqs();
-        if let Ok(m) = Mlx5Context::of(&self.ctx, Verb::DestroyQp) {
-            m.resources
-                .remove_own(self.key, &Resource::Qp(Arc::clone(&self.shared)));
-        }
+        self.m
+            .resources
+            .remove_own(self.key, &Resource::Qp(Arc::clone(&self.shared)));
     }
 }
 

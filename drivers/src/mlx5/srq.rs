@@ -24,10 +24,11 @@ use super::buf::{Dbrec, DbrecPool, DmaBuf};
 use super::cqe::WqKey;
 use super::wqe::{DataSeg, INVALID_LKEY};
 use super::{Mlx5Context, Resource};
+use crate::backend::SrqBackend;
 use crate::barrier;
-use crate::context::Context;
+use crate::cmd::srq::{attr_mask, SrqCreated, SrqInit};
 use crate::error::{Error, Result, Verb};
-use crate::srq::{attr_mask, SrqCreated, SrqInit};
+use crate::ucontext::Ucontext;
 use crate::wr::{PostError, RecvWr, MAX_MESSAGE};
 
 /// Size of the next segment that starts each SRQ WQE (`struct mlx5_wqe_srq_next_seg`).
@@ -255,7 +256,8 @@ impl SrqShared {
 /// An mlx5 shared receive queue.
 #[derive(Debug)]
 pub struct Mlx5Srq {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
+    m: Arc<Mlx5Context>,
     created: SrqCreated,
     key: WqKey,
     shared: Arc<SrqShared>,
@@ -263,8 +265,8 @@ pub struct Mlx5Srq {
 
 impl Mlx5Srq {
     /// Creates a shared receive queue for `init.max_wr` requests of `init.max_sge` entries.
-    pub fn create(ctx: &Arc<Context>, init: &SrqInit) -> Result<Mlx5Srq> {
-        let m = Mlx5Context::of(ctx, Verb::CreateSrq)?;
+    pub fn create(m: &Arc<Mlx5Context>, init: &SrqInit) -> Result<Mlx5Srq> {
+        let ctx = m.ucontext();
         let limits = m.limits();
         let sizes = SrqSizes::new(
             init.max_wr,
@@ -337,6 +339,7 @@ impl Mlx5Srq {
         m.resources.insert(key, Resource::Srq(Arc::clone(&shared)));
         Ok(Mlx5Srq {
             ctx: Arc::clone(ctx),
+            m: Arc::clone(m),
             created,
             key,
             shared,
@@ -408,6 +411,41 @@ impl Mlx5Srq {
     }
 }
 
+impl SrqBackend for Mlx5Srq {
+    fn handle(&self) -> u32 {
+        Mlx5Srq::handle(self)
+    }
+
+    fn srqn(&self) -> u32 {
+        Mlx5Srq::srqn(self)
+    }
+
+    fn capacity(&self) -> u32 {
+        Mlx5Srq::capacity(self)
+    }
+
+    fn max_sge(&self) -> u32 {
+        Mlx5Srq::max_sge(self)
+    }
+
+    fn set_limit(&self, limit: u32) -> Result<()> {
+        Mlx5Srq::set_limit(self, limit)
+    }
+
+    fn query(&self) -> Result<(u32, u32, u32)> {
+        Mlx5Srq::query(self)
+    }
+
+    #[inline]
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        unsafe { Mlx5Srq::post_recv(self, wrs) }
+    }
+}
+
 impl Drop for Mlx5Srq {
     fn drop(&mut self) {
         if let Err(e) = self.ctx.destroy_srq(self.created.handle) {
@@ -416,10 +454,9 @@ impl Drop for Mlx5Srq {
             std::mem::forget(Arc::clone(&self.shared));
             return;
         }
-        if let Ok(m) = Mlx5Context::of(&self.ctx, Verb::DestroySrq) {
-            m.resources
-                .remove_own(self.key, &Resource::Srq(Arc::clone(&self.shared)));
-        }
+        self.m
+            .resources
+            .remove_own(self.key, &Resource::Srq(Arc::clone(&self.shared)));
     }
 }
 

@@ -973,22 +973,13 @@ impl<B: SendRing> SendQueue<B> {
 
     /// Checks a request against the queue; returns its mlx5 opcode and the number of octowords
     /// between the control segment and the data. The checks are those of every backend
-    /// ([`wr::check_send`]), then mlx5's own: a UD send carries its address vector, and only a UD
-    /// send does.
+    /// ([`wr::check_send`], to which the address vector is the address handle: a UD send carries
+    /// one, and only a UD send does).
     #[inline]
     fn check(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<(u8, usize)> {
         use wr::opcode as op;
-        wr::check_send(wr, &self.limits)?;
+        wr::check_send(wr, av.is_some(), &self.limits)?;
         let qp_type = self.cfg.qp_type;
-        if (qp_type == QpType::Ud) != av.is_some() {
-            return Err(Error::InvalidArgument {
-                verb: Verb::PostSend,
-                what: format!(
-                    "a {qp_type:?} send {} an address vector",
-                    if av.is_some() { "with" } else { "without" }
-                ),
-            });
-        }
         Ok(match (qp_type, wr.opcode) {
             (QpType::Ud, op::SEND) => (opcode::SEND, 3),
             (QpType::Ud, _) => (opcode::SEND_IMM, 3),
@@ -1373,7 +1364,6 @@ mod tests {
         };
         av.grh_gid_fl = Av::grh_gid_fl(false, 3, 0x12345);
         let dest = UdDest {
-            ah_num: 0,
             remote_qpn: 0x42,
             remote_qkey: 0x1111_2222,
         };

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
-use crate::context::Context;
+use crate::backend::AhBackend;
 use crate::error::{Error, Result, Verb};
+use crate::ucontext::Ucontext;
 
 /// An rxe address handle.
 #[derive(Debug)]
 pub struct RxeAh {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
     handle: u32,
     ah_num: u32,
 }
@@ -24,7 +25,7 @@ impl RxeAh {
     /// `rxe_create_ah_resp` (Linux 5.16 and later). An older kernel answers 0 and expects the whole
     /// address vector in every WQE, in a WQE layout that differs from the current one; that is
     /// [`Error::Unsupported`] (the handle is destroyed again).
-    pub fn create(ctx: &Arc<Context>, pd: u32, attr: &uapi::ib_uverbs_ah_attr) -> Result<RxeAh> {
+    pub fn create(ctx: &Arc<Ucontext>, pd: u32, attr: &uapi::ib_uverbs_ah_attr) -> Result<RxeAh> {
         let mut resp = uapi::rxe_create_ah_resp::new_zeroed();
         let handle = ctx.create_ah(pd, attr, resp.as_mut_bytes())?;
         let ah = RxeAh {
@@ -49,6 +50,12 @@ impl RxeAh {
     /// The AH number UD send WQEs carry.
     pub fn ah_num(&self) -> u32 {
         self.ah_num
+    }
+}
+
+impl AhBackend for RxeAh {
+    fn handle(&self) -> Option<u32> {
+        Some(self.handle)
     }
 }
 

@@ -1,20 +1,21 @@
 //! rxe completion queues: the kernel writes `struct ib_uverbs_wc` records into a shared ring and we
 //! read them without a system call.
 
-use std::os::fd::BorrowedFd;
 use std::sync::{Arc, Mutex};
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use super::queue::Queue;
-use crate::context::Context;
+use crate::backend::{CqBackend, CqInit};
 use crate::error::{Result, Verb};
+use crate::ucontext::Ucontext;
+use crate::wc::WorkCompletion;
 
 /// An rxe completion queue.
 #[derive(Debug)]
 pub struct RxeCq {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
     handle: u32,
     entries: u32,
     queue: Queue,
@@ -24,17 +25,16 @@ pub struct RxeCq {
 }
 
 impl RxeCq {
-    /// Creates a CQ with room for at least `cqe` completions and maps its ring.
-    pub fn create(
-        ctx: &Arc<Context>,
-        cqe: u32,
-        user_handle: u64,
-        comp_vector: u32,
-        channel: Option<BorrowedFd<'_>>,
-    ) -> Result<RxeCq> {
+    /// Creates a CQ with room for at least `init.cqe` completions and maps its ring.
+    pub fn create(ctx: &Arc<Ucontext>, init: &CqInit<'_>) -> Result<RxeCq> {
         let mut resp = uapi::rxe_create_cq_resp::new_zeroed();
-        let (handle, entries) =
-            ctx.create_cq(cqe, user_handle, comp_vector, channel, resp.as_mut_bytes())?;
+        let (handle, entries) = ctx.create_cq(
+            init.cqe,
+            init.user_handle,
+            init.comp_vector,
+            init.channel,
+            resp.as_mut_bytes(),
+        )?;
         let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();
         let queue = match Queue::map(ctx.channel(), &resp.mi, wc_size, Verb::CreateCq) {
             Ok(q) => q,
@@ -63,12 +63,12 @@ impl RxeCq {
         self.entries
     }
 
-    /// Takes up to `max` completions, oldest first, handing each to `sink`; returns how many.
+    /// Takes up to `out.len()` completions, oldest first; returns how many.
     ///
     /// No system call: the producer index is loaded with acquire ordering, the records are copied out,
     /// and the consumer index is published with release ordering once for the batch.
     #[inline]
-    pub fn poll(&self, max: usize, mut sink: impl FnMut(&uapi::ib_uverbs_wc)) -> usize {
+    pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> usize {
         let q = &self.queue;
         // Nothing waiting: return without taking the lock (the common case of a poller spinning on
         // an empty queue). The consumer index is loaded first: it never passes the producer index,
@@ -85,7 +85,7 @@ impl RxeCq {
         let producer = q.load_producer();
         let mut consumer = q.own_consumer();
         let mut n = 0;
-        while n < max && consumer != producer {
+        while n < out.len() && consumer != producer {
             let mut wc = uapi::ib_uverbs_wc::new_zeroed();
             let bytes = wc.as_mut_bytes();
             // SAFETY: the slot lies in the mapping and holds at least size_of::<ib_uverbs_wc>() bytes
@@ -95,7 +95,7 @@ impl RxeCq {
             unsafe {
                 std::ptr::copy_nonoverlapping(q.slot(consumer), bytes.as_mut_ptr(), bytes.len())
             };
-            sink(&wc);
+            out[n] = C::from(WorkCompletion::from_kernel(&wc));
             consumer = q.next(consumer);
             n += 1;
         }
@@ -109,6 +109,26 @@ impl RxeCq {
     pub fn pending(&self) -> u32 {
         let q = &self.queue;
         q.distance(q.own_consumer(), q.load_producer())
+    }
+}
+
+impl CqBackend for RxeCq {
+    fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    #[inline]
+    fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        Ok(RxeCq::poll(self, out))
+    }
+
+    /// `REQ_NOTIFY_CQ`: rxe arms its CQs in the kernel, so this is a system call.
+    fn req_notify(&self, solicited_only: bool) -> Result<()> {
+        self.ctx.req_notify_cq(self.handle, solicited_only)
     }
 }
 

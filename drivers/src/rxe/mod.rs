@@ -12,30 +12,75 @@ pub mod qp;
 pub mod queue;
 pub mod srq;
 
-use crate::backend::ProviderContext;
+use std::sync::Arc;
+
+use crate::backend::{AhInit, CqInit, Provider};
+use crate::cmd::srq::SrqInit;
+use crate::cmd::QpInit;
 use crate::discover::Driver;
-use crate::error::Result;
+use crate::error::{Error, Result, Verb};
+use crate::ucontext::Ucontext;
 
-/// The rxe part of a device context.
-#[derive(Debug, Default)]
-pub struct RxeContext {}
+/// The rxe device context: rxe keeps no per-context state in user space.
+#[derive(Debug)]
+pub struct RxeContext {
+    uctx: Arc<Ucontext>,
+}
 
-impl ProviderContext for RxeContext {
+impl Provider for RxeContext {
     const DRIVER: Driver = Driver::Rxe;
     /// `RXE_UVERBS_ABI_VERSION` is 2; rdma-core's provider accepts 1 and 2 (identical on 64-bit).
     const ABI_VERSIONS: (u32, u32) = (1, 2);
+
+    type Cq = cq::RxeCq;
+    type Qp = qp::RxeQp;
+    type Srq = srq::RxeSrq;
+    type Ah = ah::RxeAh;
 
     fn context_request() -> (Vec<u8>, usize) {
         (Vec::new(), 0)
     }
 
-    fn from_context_response(_resp: &[u8]) -> Result<Self> {
-        Ok(RxeContext {})
+    fn from_context_response(uctx: Arc<Ucontext>, _resp: &[u8]) -> Result<Self> {
+        Ok(RxeContext { uctx })
     }
 
     /// rdma-core's `rxe_query_device`: "major.minor.sub_minor" from bits 63..32, 31..16, 15..0.
     fn format_fw_ver(raw: u64) -> String {
         format!("{}.{}.{}", raw >> 32, (raw >> 16) & 0xffff, raw & 0xffff)
+    }
+
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.uctx
+    }
+
+    fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<cq::RxeCq> {
+        cq::RxeCq::create(&self.uctx, init)
+    }
+
+    fn create_qp(
+        self: &Arc<Self>,
+        init: &QpInit,
+        _send: &cq::RxeCq,
+        _recv: &cq::RxeCq,
+        srq: Option<&srq::RxeSrq>,
+    ) -> Result<qp::RxeQp> {
+        // The kernel finds the CQs and the SRQ by the handles in `init`.
+        if init.srq != srq.map(srq::RxeSrq::handle) {
+            return Err(Error::InvalidArgument {
+                verb: Verb::CreateQp,
+                what: "the shared receive queue does not match the request".into(),
+            });
+        }
+        qp::RxeQp::create(&self.uctx, init)
+    }
+
+    fn create_srq(self: &Arc<Self>, init: &SrqInit) -> Result<srq::RxeSrq> {
+        srq::RxeSrq::create(&self.uctx, init)
+    }
+
+    fn create_ah(self: &Arc<Self>, pd: u32, init: &AhInit) -> Result<ah::RxeAh> {
+        ah::RxeAh::create(&self.uctx, pd, &init.attr)
     }
 }
 

@@ -10,10 +10,12 @@ use std::sync::{Arc, Mutex};
 use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
+use super::ah::RxeAh;
 use super::queue::Queue;
-use crate::context::Context;
+use crate::backend::QpBackend;
+use crate::cmd::{QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
-use crate::verbs::{QpCreated, QpInit};
+use crate::ucontext::Ucontext;
 use crate::wr::{
     self, opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE, MULTICAST_QPN,
 };
@@ -27,7 +29,7 @@ pub use crate::qp_state::state;
 /// An rxe queue pair.
 #[derive(Debug)]
 pub struct RxeQp {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
     created: QpCreated,
     qp_type: u8,
     sq: Queue,
@@ -77,7 +79,7 @@ const fn fast_ops(qp_type: u8) -> u32 {
 
 impl RxeQp {
     /// Creates a queue pair and maps its rings (the receive ring first, as rdma-core does).
-    pub fn create(ctx: &Arc<Context>, init: &QpInit) -> Result<RxeQp> {
+    pub fn create(ctx: &Arc<Ucontext>, init: &QpInit) -> Result<RxeQp> {
         let mut resp = uapi::rxe_create_qp_resp::new_zeroed();
         let created = ctx.create_qp(init, resp.as_mut_bytes())?;
         let cap = created.cap;
@@ -175,11 +177,11 @@ impl RxeQp {
     /// without building an error; `None` for one that may not (or that needs the full checks:
     /// local operations, atomics), which then go through `check_send`.
     #[inline(always)]
-    fn fast_length(&self, wr: &SendWr<'_>) -> Option<u64> {
+    fn fast_length(&self, wr: &SendWr<'_>, ah_num: u32) -> Option<u64> {
         let op_ok = self.fast_ops.checked_shr(wr.opcode).unwrap_or(0) & 1 != 0;
         let dest_ok = match wr.ud {
             None => !self.is_ud,
-            Some(d) => self.is_ud & (d.remote_qpn <= MULTICAST_QPN) & (d.ah_num != 0),
+            Some(d) => self.is_ud & (d.remote_qpn <= MULTICAST_QPN) & (ah_num != 0),
         };
         const FLAGS: u32 =
             send_flags::FENCE | send_flags::SIGNALED | send_flags::SOLICITED | send_flags::INLINE;
@@ -205,11 +207,11 @@ impl RxeQp {
 
     /// Every check of a send request, with the error for the first it fails: the slow path, for
     /// the requests [`RxeQp::fast_length`] does not take. The checks are those of every backend
-    /// ([`wr::check_send`]), then rxe's own: a UD destination names an address handle (number 0 is
+    /// ([`wr::check_send`]), then rxe's own: the address handle has a number (the kernel's 0 is
     /// none).
     #[cold]
     #[inline(never)]
-    fn check_send(&self, wr: &SendWr<'_>) -> Result<()> {
+    fn check_send(&self, wr: &SendWr<'_>, ah: Option<&RxeAh>) -> Result<()> {
         let limits = wr::SendLimits {
             qp_type: self.qp_type,
             max_send_sge: self.max_send_sge,
@@ -217,8 +219,8 @@ impl RxeQp {
             // rxe builds every opcode the verbs allow.
             opcodes: wr::verbs_opcodes(self.qp_type),
         };
-        wr::check_send(wr, &limits)?;
-        if wr.ud.is_some_and(|d| d.ah_num == 0) {
+        wr::check_send(wr, ah.is_some(), &limits)?;
+        if ah.is_some_and(|a| a.ah_num() == 0) {
             return Err(Error::InvalidArgument {
                 verb: Verb::PostSend,
                 what: "address handle number 0".into(),
@@ -242,6 +244,7 @@ impl RxeQp {
     pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
+        ah: impl Fn(&W) -> Option<&RxeAh>,
     ) -> std::result::Result<(), PostError> {
         let current = self.state();
         if current != state::RTS {
@@ -261,11 +264,13 @@ impl RxeQp {
             let q = &self.sq;
             let mut producer = q.own_producer();
             let mut consumer = q.load_consumer();
-            for (index, wr) in wrs.iter().enumerate() {
-                let wr = wr.as_ref();
-                let length = match self.fast_length(wr) {
+            for (index, w) in wrs.iter().enumerate() {
+                let wr = w.as_ref();
+                let ah = ah(w);
+                let ah_num = ah.map_or(0, RxeAh::ah_num);
+                let length = match self.fast_length(wr, ah_num) {
                     Some(length) => length,
-                    None => match self.check_send(wr) {
+                    None => match self.check_send(wr, ah) {
                         Ok(()) => wr.length(),
                         Err(error) => {
                             failure = Some(PostError { index, error });
@@ -284,7 +289,7 @@ impl RxeQp {
                 // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
                 // publish the producer index; the checks bounded what goes in by the slot's payload
                 // size, and `length` is the request's (at most MAX_MESSAGE, so it fits in 32 bits).
-                unsafe { write_send_wqe(q.slot(producer), wr, length as u32) };
+                unsafe { write_send_wqe(q.slot(producer), wr, length as u32, ah_num) };
                 producer = next;
                 posted += 1;
             }
@@ -406,7 +411,7 @@ fn queue_full(index: usize, capacity: u32) -> PostError {
 /// request's payload (checked: at most `max_send_sge` entries, or `max_inline` bytes inline);
 /// `length` must be the request's message length.
 #[inline(always)]
-unsafe fn write_send_wqe(slot: *mut u8, wr: &SendWr<'_>, length: u32) {
+unsafe fn write_send_wqe(slot: *mut u8, wr: &SendWr<'_>, length: u32, ah_num: u32) {
     use std::ptr::addr_of_mut;
     const UNION: usize = std::mem::offset_of!(uapi::rxe_send_wr, wr);
     let wqe = slot.cast::<uapi::rxe_send_wqe>();
@@ -462,7 +467,7 @@ unsafe fn write_send_wqe(slot: *mut u8, wr: &SendWr<'_>, length: u32) {
             addr_of_mut!((*u).remote_qkey).write(ud.remote_qkey);
             addr_of_mut!((*u).pkey_index).write(0);
             addr_of_mut!((*u).reserved).write(0);
-            addr_of_mut!((*u).ah_num).write(ud.ah_num);
+            addr_of_mut!((*u).ah_num).write(ah_num);
             addr_of_mut!((*u).pad).write([0; 4]);
         } else {
             union.cast::<[u64; 4]>().write([0; 4]);
@@ -497,6 +502,54 @@ unsafe fn write_send_wqe(slot: *mut u8, wr: &SendWr<'_>, length: u32) {
                 list => std::ptr::copy_nonoverlapping(list.as_ptr(), sges, list.len()),
             }
         }
+    }
+}
+
+impl QpBackend for RxeQp {
+    type Ah = RxeAh;
+
+    fn handle(&self) -> u32 {
+        RxeQp::handle(self)
+    }
+
+    fn qpn(&self) -> u32 {
+        RxeQp::qpn(self)
+    }
+
+    fn cap(&self) -> uapi::ib_uverbs_qp_cap {
+        RxeQp::cap(self)
+    }
+
+    #[inline]
+    fn state(&self) -> u8 {
+        RxeQp::state(self)
+    }
+
+    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+        RxeQp::modify(self, req)
+    }
+
+    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+        RxeQp::query(self, attr_mask)
+    }
+
+    #[inline]
+    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&RxeAh>,
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        unsafe { RxeQp::post_send(self, wrs, ah) }
+    }
+
+    #[inline]
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        unsafe { RxeQp::post_recv(self, wrs) }
     }
 }
 

@@ -12,9 +12,10 @@ use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
 use super::queue::Queue;
-use crate::context::Context;
+use crate::backend::SrqBackend;
+use crate::cmd::srq::{attr_mask, SrqCreated, SrqInit};
 use crate::error::{Error, Result, Verb};
-use crate::srq::{attr_mask, SrqCreated, SrqInit};
+use crate::ucontext::Ucontext;
 use crate::wr::{PostError, RecvWr, Sge};
 
 const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
@@ -23,7 +24,7 @@ const SGE_SIZE: usize = std::mem::size_of::<Sge>();
 /// An rxe shared receive queue.
 #[derive(Debug)]
 pub struct RxeSrq {
-    ctx: Arc<Context>,
+    ctx: Arc<Ucontext>,
     created: SrqCreated,
     queue: Queue,
     /// Serialises posters: the producer index is ours alone.
@@ -32,7 +33,7 @@ pub struct RxeSrq {
 
 impl RxeSrq {
     /// Creates a shared receive queue and maps its ring.
-    pub fn create(ctx: &Arc<Context>, init: &SrqInit) -> Result<RxeSrq> {
+    pub fn create(ctx: &Arc<Ucontext>, init: &SrqInit) -> Result<RxeSrq> {
         let mut resp = uapi::rxe_create_srq_resp::new_zeroed();
         let mut created = ctx.create_srq(init, resp.as_mut_bytes())?;
         let queue = match Queue::map(
@@ -144,6 +145,41 @@ impl RxeSrq {
         unsafe {
             super::queue::post_recv_wqes(&self.queue, self.created.max_sge, Verb::PostSrqRecv, wrs)
         }
+    }
+}
+
+impl SrqBackend for RxeSrq {
+    fn handle(&self) -> u32 {
+        RxeSrq::handle(self)
+    }
+
+    fn srqn(&self) -> u32 {
+        RxeSrq::srqn(self)
+    }
+
+    fn capacity(&self) -> u32 {
+        RxeSrq::capacity(self)
+    }
+
+    fn max_sge(&self) -> u32 {
+        RxeSrq::max_sge(self)
+    }
+
+    fn set_limit(&self, limit: u32) -> Result<()> {
+        RxeSrq::set_limit(self, limit)
+    }
+
+    fn query(&self) -> Result<(u32, u32, u32)> {
+        RxeSrq::query(self)
+    }
+
+    #[inline]
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        unsafe { RxeSrq::post_recv(self, wrs) }
     }
 }
 

@@ -11,13 +11,14 @@ fn context() -> uverbs::Context {
 
 fn main() {
     let ctx = context();
-    let pd = ctx.driver_context().alloc_pd(&mut []).unwrap();
+    let pd = ctx.driver_context().ucontext().alloc_pd(&mut []).unwrap();
     let buf = vec![0u8; 4096];
     let addr = buf.as_ptr() as u64;
     drop(buf);
     let remote_write = 0x1 | 0x2;
     let keys = ctx
         .driver_context()
+        .ucontext()
         .reg_mr(pd, addr, 4096, addr, remote_write)
         .unwrap();
     println!("rkey {:#x} names freed memory", keys.rkey);

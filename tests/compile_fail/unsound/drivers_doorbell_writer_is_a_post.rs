@@ -3,14 +3,15 @@
 // the register and store past the mapped page. Both are `unsafe fn` now (E0133).
 #![forbid(unsafe_code)]
 
-use uverbs_drivers::error::Verb;
-use uverbs_drivers::mlx5::Mlx5Context;
+use uverbs_drivers::verbs::{Backend, DeviceContext};
 
 fn main() {
-    let info = uverbs_drivers::context::find_device("mlx5_0").unwrap();
-    let ctx = uverbs_drivers::context::Context::open(&info).unwrap();
-    let m = Mlx5Context::of(&ctx, Verb::PostSend).unwrap();
-    let uars = m.uars(ctx.channel()).unwrap();
+    let info = uverbs_drivers::discover::find_device("mlx5_0").unwrap();
+    let ctx = DeviceContext::open(&info).unwrap();
+    let Backend::Mlx5(m) = ctx.backend() else {
+        return;
+    };
+    let uars = m.uars(ctx.ucontext().channel()).unwrap();
     let _past_the_page = uars.bfreg(1).unwrap().writer(1 << 20);
     let _any_doorbell = uars.cq_uar();
 }

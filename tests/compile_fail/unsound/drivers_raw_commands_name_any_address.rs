@@ -10,8 +10,9 @@ use uverbs_drivers::error::Verb;
 use uverbs_uapi as uapi;
 
 fn main() {
-    let info = uverbs_drivers::context::find_device("rxe0").unwrap();
-    let ctx = uverbs_drivers::context::Context::open(&info).unwrap();
+    let info = uverbs_drivers::discover::find_device("rxe0").unwrap();
+    let dev = uverbs_drivers::verbs::DeviceContext::open(&info).unwrap();
+    let ctx = dev.ucontext();
     let freed = vec![0u8; 64].as_ptr() as u64;
     let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_QUERY_PORT);
     cmd.in_u64(uapi::UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1);

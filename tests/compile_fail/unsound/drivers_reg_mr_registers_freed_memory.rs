@@ -4,8 +4,9 @@
 #![forbid(unsafe_code)]
 
 fn main() {
-    let info = uverbs_drivers::context::find_device("rxe0").unwrap();
-    let ctx = uverbs_drivers::context::Context::open(&info).unwrap();
+    let info = uverbs_drivers::discover::find_device("rxe0").unwrap();
+    let dev = uverbs_drivers::verbs::DeviceContext::open(&info).unwrap();
+    let ctx = dev.ucontext();
     let pd = ctx.alloc_pd(&mut []).unwrap();
     let buf = vec![0u8; 4096];
     let addr = buf.as_ptr() as u64;

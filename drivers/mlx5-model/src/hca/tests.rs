@@ -1,7 +1,7 @@
 //! Tests of the model HCA against the production data path: WQEs are built by
 //! [`uverbs_drivers::mlx5::wqe::SendQueue`] (receive WQEs with [`DataSeg`]), doorbells rung as the
 //! driver rings them (doorbell record, then the BlueFlame register), and the HCA's CQEs are read by
-//! [`uverbs_drivers::mlx5::cqe::CompletionQueue`]; memory is checked byte for byte.
+//! [`uverbs_drivers::mlx5::cqe::CqPoller`]; memory is checked byte for byte.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,8 +11,8 @@ use zerocopy::IntoBytes;
 use super::state::{event, qps};
 use super::*;
 use uverbs_drivers::mlx5::cqe::{
-    self, cqe_opcode, syndrome, wc_flags, wc_opcode, wc_status, Completion, CompletionQueue,
-    CompletionTarget, Cqe64, WqKey,
+    self, cqe_opcode, syndrome, wc_flags, wc_opcode, wc_status, CompletionTarget, CqPoller, Cqe64,
+    WorkCompletion, WqKey,
 };
 use uverbs_drivers::mlx5::doorbell::{
     BlueFlameReg, DoorbellRecord, UarWriter, BF_OFFSET, CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI, RCV_DBR,
@@ -228,7 +228,7 @@ struct TestCq {
     cqn: u32,
     _mem: Mem,
     dbrec: Mem,
-    cq: CompletionQueue<Raw>,
+    cq: CqPoller<Raw>,
 }
 
 struct RecvQ {
@@ -328,8 +328,7 @@ impl Env {
             uar: self.uar.addr(),
             cqe_version: 1,
         });
-        let cq =
-            CompletionQueue::new(mem.raw(0, (n * size) as usize), size as usize, cqn, 1).unwrap();
+        let cq = CqPoller::new(mem.raw(0, (n * size) as usize), size as usize, cqn, 1).unwrap();
         TestCq {
             hca: self.hca.clone(),
             cqn,
@@ -520,7 +519,7 @@ impl TestCq {
     }
 
     /// Polls one completion through the production parser, if one is there.
-    fn poll(&mut self, target: &mut impl CompletionTarget) -> Option<Completion> {
+    fn poll(&mut self, target: &mut impl CompletionTarget) -> Option<WorkCompletion> {
         let wc = self.cq.poll_one(target).unwrap();
         if wc.is_some() {
             self.publish_ci();
@@ -529,7 +528,7 @@ impl TestCq {
     }
 
     /// Waits for `n` completions.
-    fn wait(&mut self, target: &mut impl CompletionTarget, n: usize) -> Vec<Completion> {
+    fn wait(&mut self, target: &mut impl CompletionTarget, n: usize) -> Vec<WorkCompletion> {
         let deadline = Instant::now() + WAIT;
         let mut out = Vec::new();
         while out.len() < n {
@@ -550,7 +549,7 @@ impl TestCq {
     }
 
     /// Waits for one completion.
-    fn one(&mut self, target: &mut impl CompletionTarget) -> Completion {
+    fn one(&mut self, target: &mut impl CompletionTarget) -> WorkCompletion {
         self.wait(target, 1)[0]
     }
 
@@ -1385,7 +1384,6 @@ fn ud_datagrams_carry_the_grh_and_wrong_qkeys_are_dropped() {
         };
         av.grh_gid_fl = Av::grh_gid_fl(false, sgid, 0x12345);
         let dest = UdDest {
-            ah_num: 0,
             remote_qpn: 0x20,
             remote_qkey: qkey,
         };
@@ -1479,7 +1477,6 @@ fn ud_multicast_reaches_every_attached_qp() {
     let sges = [tx.sge(0, 48)];
     let wr = SendWr {
         ud: Some(UdDest {
-            ah_num: 0,
             remote_qpn: wr::MULTICAST_QPN,
             remote_qkey: 0x77,
         }),

@@ -6,15 +6,13 @@ use uverbs_uapi as uapi;
 use zerocopy::FromZeros;
 
 use crate::chan::{IoctlCmd, Outcome};
-use crate::context::Context;
 use crate::error::{Result, Verb};
+use crate::ucontext::Ucontext;
 
-/// `ibv_srq_attr_mask` / the kernel's `ib_srq_attr_mask`: what a `MODIFY_SRQ` changes.
+/// `ibv_srq_attr_mask` / the kernel's `ib_srq_attr_mask`: what a `MODIFY_SRQ` changes, by short
+/// names; the values are `uverbs_uapi`'s.
 pub mod attr_mask {
-    /// Resize the queue (`max_wr`).
-    pub const MAX_WR: u32 = 1 << 0;
-    /// Set the limit (`srq_limit`), which arms the limit event.
-    pub const LIMIT: u32 = 1 << 1;
+    pub use uverbs_uapi::{IB_SRQ_LIMIT as LIMIT, IB_SRQ_MAX_WR as MAX_WR};
 }
 
 /// What a shared receive queue is created with.
@@ -45,7 +43,7 @@ pub struct SrqCreated {
     pub srqn: u32,
 }
 
-impl Context {
+impl Ucontext {
     /// `CREATE_SRQ` of a basic shared receive queue. `drv_out` receives the driver's answer (rxe:
     /// `rxe_create_srq_resp`, where to map the ring). The SRQ reports its async events to this
     /// context's async event file.

@@ -1,4 +1,6 @@
-//! An open device: the user context, its async event file, and the query verbs.
+//! An open device file and the user context the kernel allocated on it (`struct ib_ucontext`): the
+//! command channel, the async event file, and the query verbs. Nothing here depends on the backend:
+//! [`crate::verbs::DeviceContext`] pairs a `Ucontext` with its backend's context.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -6,9 +8,8 @@ use nix::errno::Errno;
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
-use crate::backend::{for_driver, Backend, ProviderContext};
 use crate::chan::{Channel, CommandPath, IoctlCmd, Outcome};
-use crate::discover::{self, DeviceInfo, Driver};
+use crate::discover::DeviceInfo;
 use crate::error::{Error, Result, Verb};
 use crate::sys;
 
@@ -21,44 +22,26 @@ pub struct DeviceAttrs {
     pub extended: bool,
 }
 
-/// An open device with its user context.
+/// An open device file with its user context: what every backend's objects are created on.
 #[derive(Debug)]
-pub struct Context {
+pub struct Ucontext {
     chan: Channel,
     info: DeviceInfo,
     async_fd: OwnedFd,
     num_comp_vectors: u32,
     core_support: Option<u64>,
-    backend: Backend,
 }
 
-impl Context {
-    /// Opens the device and allocates a user context on it, with the driver data of its backend, on the
-    /// command path the environment selects ([`CommandPath::from_env`]).
-    pub fn open(info: &DeviceInfo) -> Result<Context> {
-        Context::open_with(info, CommandPath::from_env())
-    }
-
-    /// [`Context::open`] on a given command path.
-    pub fn open_with(info: &DeviceInfo, path: CommandPath) -> Result<Context> {
-        let unsupported = || Error::UnsupportedDriver {
-            device: info.name.clone(),
-            driver: info.driver.name(),
-        };
-        for_driver!(info.driver, P => {
-            let (lo, hi) = P::ABI_VERSIONS;
-            if !(lo..=hi).contains(&info.abi_version) {
-                return Err(Error::Protocol {
-                    verb: Verb::OpenDevice,
-                    what: format!(
-                        "{} speaks uverbs ABI {}, the {} backend speaks {lo}..={hi}",
-                        info.name,
-                        info.abi_version,
-                        info.driver.name()
-                    ),
-                });
-            }
-        }, else return Err(unsupported()));
+impl Ucontext {
+    /// Opens the device and allocates a user context on it (`GET_CONTEXT`) on command path `path`,
+    /// with the backend's driver data: `drv_in` is sent, and the driver's answer is written into
+    /// `drv_out`.
+    pub fn open(
+        info: &DeviceInfo,
+        path: CommandPath,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<Ucontext> {
         let chan = match &info.model {
             // A context of its own on a newly opened file, as with a kernel device node.
             Some(model) => {
@@ -67,24 +50,15 @@ impl Context {
             None => Channel::open(&info.devnode, info.dev, info.driver.id())?,
         };
         chan.set_path(path);
-        let (req, resp_len) =
-            for_driver!(info.driver, P => P::context_request(), else unreachable!());
-        let mut drv_out = vec![0u8; resp_len];
-        let (async_fd, num_comp_vectors, core_support) = get_context(&chan, &req, &mut drv_out)?;
+        let (async_fd, num_comp_vectors, core_support) = get_context(&chan, drv_in, drv_out)?;
         // Non-blocking, so that reactors can drive it; `crate::event` waits by polling first.
         sys::set_nonblocking(async_fd.as_fd()).map_err(|e| Error::kernel(Verb::GetContext, e))?;
-        let backend = match info.driver {
-            Driver::Rxe => Backend::Rxe(ProviderContext::from_context_response(&drv_out)?),
-            Driver::Mlx5 => Backend::Mlx5(ProviderContext::from_context_response(&drv_out)?),
-            Driver::Other(_) => return Err(unsupported()),
-        };
-        Ok(Context {
+        Ok(Ucontext {
             chan,
             info: info.clone(),
             async_fd,
             num_comp_vectors,
             core_support,
-            backend,
         })
     }
 
@@ -98,13 +72,8 @@ impl Context {
         &self.info
     }
 
-    /// The backend.
-    pub fn backend(&self) -> &Backend {
-        &self.backend
-    }
-
     /// The device's async event file (readable with `ib_uverbs_async_event_desc` records; non-blocking,
-    /// see [`Context::read_async_event`]).
+    /// see [`Ucontext::read_async_event`]).
     pub fn async_fd(&self) -> BorrowedFd<'_> {
         self.async_fd.as_fd()
     }
@@ -451,16 +420,6 @@ pub fn parse_gid(s: &str) -> Option<[u8; 16]> {
 /// `active_speed_ex` of a `QUERY_PORT` response from a kernel that has it (6.7+); 0 otherwise.
 pub fn port_active_speed_ex(resp: &uapi::ib_uverbs_query_port_resp_ex) -> u32 {
     u32::from_ne_bytes(resp.reserved[2..6].try_into().expect("4 bytes"))
-}
-
-/// Looks a device up by name among the discovered ones.
-pub fn find_device(name: &str) -> Result<DeviceInfo> {
-    discover::devices()?
-        .into_iter()
-        .find(|d| d.name == name)
-        .ok_or_else(|| Error::NoSuchDevice {
-            name: name.to_owned(),
-        })
 }
 
 #[cfg(test)]

@@ -6,14 +6,16 @@
 //! kernel has one (CQ, QP), otherwise through the write command; destruction through the ioctl
 //! `*_DESTROY` methods with the write commands as fallback, as rdma-core does.
 
+pub mod srq;
+
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, Immutable, IntoBytes, KnownLayout};
 
 use crate::chan::{IoctlCmd, Outcome};
-use crate::context::Context;
 use crate::error::{Error, Result, Verb};
+use crate::ucontext::Ucontext;
 
 /// The keys and handle of a registered memory region.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +62,7 @@ pub struct QpCreated {
     pub cap: uapi::ib_uverbs_qp_cap,
 }
 
-impl Context {
+impl Ucontext {
     /// `ALLOC_PD`: a new protection domain's handle. `drv_out` receives the driver's answer.
     pub fn alloc_pd(&self, drv_out: &mut [u8]) -> Result<u32> {
         let mut req = uapi::ib_uverbs_alloc_pd::new_zeroed();
@@ -527,7 +529,7 @@ impl Context {
 }
 
 /// Address handles and multicast attachment (UD).
-impl Context {
+impl Ucontext {
     /// `CREATE_AH`: an address handle for `attr` in protection domain `pd`; returns its handle.
     /// `drv_out` receives the driver's answer (rxe: `rxe_create_ah_resp`, whose 8 bytes must be
     /// passed for the kernel to hand out the AH number).

@@ -1,0 +1,42 @@
+//! Completion queues.
+
+use super::{dispatch, Backend, Cq, DeviceContext};
+use crate::backend::{CqBackend, CqInit, Provider};
+use crate::error::Result;
+use crate::wc::WorkCompletion;
+
+impl Cq {
+    /// Creates a completion queue on `dev`.
+    pub fn create(dev: &DeviceContext, init: &CqInit<'_>) -> Result<Cq> {
+        dispatch!(Backend, &dev.backend, p => Provider::create_cq(p, init).map(Cq::from))
+    }
+
+    /// The kernel's handle.
+    #[inline]
+    pub fn handle(&self) -> u32 {
+        dispatch!(Cq, self, cq => CqBackend::handle(cq))
+    }
+
+    /// How many completions the queue holds.
+    pub fn entries(&self) -> u32 {
+        dispatch!(Cq, self, cq => CqBackend::entries(cq))
+    }
+
+    /// Fills `out` with up to `out.len()` completions, oldest first, and returns how many. No system
+    /// call.
+    #[inline]
+    pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        dispatch!(Cq, self, cq => CqBackend::poll(cq, out))
+    }
+
+    /// Arms the queue: its next completion (or next solicited one) raises an event on its channel.
+    pub fn req_notify(&self, solicited_only: bool) -> Result<()> {
+        dispatch!(Cq, self, cq => CqBackend::req_notify(cq, solicited_only))
+    }
+
+    /// A completion event of this queue was read from its channel; the backend may need to know
+    /// (mlx5: the next arm carries the next sequence number).
+    pub fn event(&self) {
+        dispatch!(Cq, self, cq => CqBackend::event(cq))
+    }
+}

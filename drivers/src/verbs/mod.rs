@@ -1,0 +1,208 @@
+//! The verbs objects as the public crate uses them: one type per object, each an enum over the
+//! backends that dispatches inside.
+//!
+//! [`DeviceContext`] is an open device: its [`Ucontext`] and its backend's [`Provider`] context.
+//! [`Pd`], [`Mw`], [`Cq`], [`Qp`], [`Srq`] and [`Ah`] are created on it and call their backend's
+//! implementation of the [`crate::backend`] traits through a `match`, which the compiler inlines on
+//! the data path (posting, polling). Memory regions and completion channels carry no driver data
+//! and are the same on every backend: they are [`crate::cmd`] commands on the [`Ucontext`].
+//!
+//! The backends are listed once, in `backends!` below: adding one is a line there (its
+//! [`Provider`] and objects live in its own folder) and its driver in [`crate::discover::Driver`].
+
+mod ah;
+mod cq;
+mod pd;
+mod qp;
+mod srq;
+
+use std::sync::Arc;
+
+pub use pd::{Mw, Pd};
+pub use qp::UdAddress;
+
+use crate::backend::Provider;
+use crate::chan::CommandPath;
+use crate::discover::{DeviceInfo, Driver};
+use crate::error::{Error, Result, Verb};
+use crate::ucontext::Ucontext;
+
+/// Calls `$callback!` with the list of backends, `[Variant: ProviderContext, ...]`, then `$args`:
+/// the one place the backends are named.
+macro_rules! backends {
+    ($callback:ident, $($args:tt)*) => {
+        $callback! { [Rxe: crate::rxe::RxeContext, Mlx5: crate::mlx5::Mlx5Context] $($args)* }
+    };
+}
+
+/// Declares `dispatch!($Enum, $value, $x => $body)`: a `match $value` with an arm
+/// `$Enum::Variant($x) => $body` for every backend. (`$d` is a `$`, for the inner macro's own
+/// metavariables.)
+macro_rules! declare_dispatch {
+    ([$($V:ident: $P:path),+] $d:tt) => {
+        /// Runs `$body` with `$x` bound to the backend's value inside `$value`, an object of enum
+        /// `$Enum`, whichever backend it is of.
+        macro_rules! dispatch {
+            ($d Enum:ident, $d value:expr, $d x:ident => $d body:expr) => {
+                match $d value {
+                    $($d Enum::$V($d x) => $d body,)+
+                }
+            };
+        }
+    };
+}
+
+backends!(declare_dispatch, $);
+pub(crate) use dispatch;
+
+/// The backend's own object inside a verbs object, if the object is of that backend.
+pub(crate) trait Of<T> {
+    /// The backend's object, or `None` for an object of another backend.
+    fn of(&self) -> Option<&T>;
+}
+
+/// Declares the enums over the backends and their conversions.
+macro_rules! declare_backends {
+    ([$($V:ident: $P:path),+]) => {
+        /// The backend of an open device: its [`Provider`] context.
+        #[derive(Debug)]
+        #[non_exhaustive]
+        pub enum Backend {
+            $(#[doc = concat!("`", stringify!($P), "`.")] $V(Arc<$P>),)+
+        }
+
+        declare_backends!(@object Cq, Cq, "A completion queue", [$($V: $P),+]);
+        declare_backends!(@object Qp, Qp, "A queue pair", [$($V: $P),+]);
+        declare_backends!(@object Srq, Srq, "A shared receive queue", [$($V: $P),+]);
+        declare_backends!(@object Ah, Ah, "An address handle", [$($V: $P),+]);
+
+        impl DeviceContext {
+            /// Opens the device on `path`, with its backend's driver data.
+            pub fn open_with(info: &DeviceInfo, path: CommandPath) -> Result<DeviceContext> {
+                $(
+                    if info.driver == <$P as Provider>::DRIVER {
+                        return DeviceContext::open_as::<$P>(info, path, Backend::$V);
+                    }
+                )+
+                Err(Error::UnsupportedDriver {
+                    device: info.name.clone(),
+                    driver: info.driver.name(),
+                })
+            }
+        }
+    };
+    (@object $Enum:ident, $Assoc:ident, $what:literal, [$($V:ident: $P:path),+]) => {
+        #[doc = concat!($what, " of one of the backends.")]
+        #[derive(Debug)]
+        #[non_exhaustive]
+        pub enum $Enum {
+            $(#[doc = concat!("Of `", stringify!($P), "`.")] $V(<$P as Provider>::$Assoc),)+
+        }
+
+        $(
+            impl From<<$P as Provider>::$Assoc> for $Enum {
+                fn from(x: <$P as Provider>::$Assoc) -> $Enum {
+                    $Enum::$V(x)
+                }
+            }
+
+            impl Of<<$P as Provider>::$Assoc> for $Enum {
+                #[inline(always)]
+                fn of(&self) -> Option<&<$P as Provider>::$Assoc> {
+                    #[allow(unreachable_patterns)]
+                    match self {
+                        $Enum::$V(x) => Some(x),
+                        _ => None,
+                    }
+                }
+            }
+        )+
+    };
+}
+
+backends!(declare_backends,);
+
+/// An open device: the kernel's user context and the backend's context on it.
+#[derive(Debug)]
+pub struct DeviceContext {
+    uctx: Arc<Ucontext>,
+    backend: Backend,
+}
+
+impl DeviceContext {
+    /// Opens the device on the command path the environment selects
+    /// ([`CommandPath::from_env`]).
+    pub fn open(info: &DeviceInfo) -> Result<DeviceContext> {
+        DeviceContext::open_with(info, CommandPath::from_env())
+    }
+
+    fn open_as<P: Provider>(
+        info: &DeviceInfo,
+        path: CommandPath,
+        variant: fn(Arc<P>) -> Backend,
+    ) -> Result<DeviceContext> {
+        let (lo, hi) = P::ABI_VERSIONS;
+        if !(lo..=hi).contains(&info.abi_version) {
+            return Err(Error::Protocol {
+                verb: Verb::OpenDevice,
+                what: format!(
+                    "{} speaks uverbs ABI {}, the {} backend speaks {lo}..={hi}",
+                    info.name,
+                    info.abi_version,
+                    info.driver.name()
+                ),
+            });
+        }
+        let (req, resp_len) = P::context_request();
+        let mut resp = vec![0u8; resp_len];
+        let uctx = Arc::new(Ucontext::open(info, path, &req, &mut resp)?);
+        let provider = P::from_context_response(Arc::clone(&uctx), &resp)?;
+        Ok(DeviceContext {
+            uctx,
+            backend: variant(Arc::new(provider)),
+        })
+    }
+
+    /// The kernel's user context: the command channel, the async event file, the queries and the
+    /// commands every backend shares.
+    #[inline]
+    pub fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.uctx
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// What discovery knew of the device.
+    pub fn info(&self) -> &DeviceInfo {
+        self.uctx.info()
+    }
+
+    /// The device's driver.
+    pub fn driver(&self) -> Driver {
+        self.uctx.info().driver
+    }
+
+    /// The firmware version of `QUERY_DEVICE`, formatted as the driver's userspace library does.
+    pub fn format_fw_ver(&self, raw: u64) -> String {
+        fn format<P: Provider>(_: &Arc<P>, raw: u64) -> String {
+            P::format_fw_ver(raw)
+        }
+        dispatch!(Backend, &self.backend, p => format(p, raw))
+    }
+
+    /// Whether the backend binds memory windows.
+    pub fn supports_memory_windows(&self) -> bool {
+        dispatch!(Backend, &self.backend, p => Provider::supports_memory_windows(p.as_ref()))
+    }
+}
+
+/// The error for objects of different backends (which one context never mixes).
+fn of_another_backend(verb: Verb, what: &str) -> Error {
+    Error::InvalidArgument {
+        verb,
+        what: format!("{what} of another backend"),
+    }
+}
