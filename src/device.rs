@@ -28,7 +28,9 @@ pub struct DeviceList {
 }
 
 impl DeviceList {
-    pub(crate) fn from_infos(infos: Vec<DeviceInfo>) -> io::Result<DeviceList> {
+    /// A list of devices found by other means than [`devices`]: a software device such as the
+    /// mlx5 model (the crate `uverbs-mlx5-model`), which hands out its `DeviceInfo`.
+    pub fn from_infos(infos: Vec<DeviceInfo>) -> io::Result<DeviceList> {
         let names = infos
             .iter()
             .map(|i| {

@@ -54,8 +54,6 @@ mod cq;
 mod device;
 mod event;
 mod ibv;
-#[cfg(feature = "mlx5-model")]
-pub mod model;
 mod mr;
 mod mw;
 mod pd;

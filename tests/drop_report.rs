@@ -3,15 +3,14 @@
 //! (`uverbs::set_drop_error_hook`), and a panicking hook never makes `Drop` panic (issue 13: a
 //! panic out of a `Drop` during unwinding aborts). Each case re-runs this test binary as a child
 //! with stderr captured, so that what the library writes and whether the process aborts can be
-//! seen. Runs on the mlx5 model (`--features mlx5-model`), which can refuse a destroy.
-#![cfg(feature = "mlx5-model")]
+//! seen. Runs on the mlx5 model, which can refuse a destroy.
 
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
-use uverbs::model::Mlx5Model;
 use uverbs::{ProtectionDomain, Verb};
 use uverbs_drivers::uapi::UVERBS_OBJECT_MR;
+use uverbs_mlx5_model::Mlx5Model;
 
 /// Set in the child: the name of the case to run.
 const CHILD: &str = "UVERBS_DROP_REPORT_CHILD";
@@ -43,7 +42,7 @@ fn child_case() -> Option<String> {
 /// Runs `f` with a protection domain on the model, and the model to refuse destroys with.
 fn with_pd(f: impl FnOnce(&Mlx5Model, &ProtectionDomain<'_>)) {
     let model = Mlx5Model::new().unwrap();
-    let list = model.devices().unwrap();
+    let list = uverbs::DeviceList::from_infos(vec![model.device_info()]).unwrap();
     let ctx = list.iter().next().unwrap().open().unwrap();
     let pd = ctx.alloc_pd().unwrap();
     f(&model, &pd);

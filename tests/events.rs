@@ -402,7 +402,6 @@ fn port_down_and_up_report_port_err_and_port_active() {
         return;
     };
     let _serial = serial();
-    #[cfg(feature = "mlx5-model")]
     if let Some(model) = dev.model() {
         let contexts = contexts(&dev);
         model.set_port_active(false);

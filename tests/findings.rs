@@ -316,11 +316,9 @@ fn zero_length_scatter_entries_receive_nothing() {
     };
     zero_length_entry_case("shared receive queue", &cq, &s, &recv_srq, &mut rx, &tx);
 }
-
-#[cfg(feature = "mlx5-model")]
 mod model {
     use super::*;
-    use uverbs::model::{Mlx5Model, ModelConfig};
+    use uverbs_mlx5_model::{Mlx5Model, ModelConfig};
 
     /// A model whose port has `n` GIDs: the default two, then IPv4-mapped 10.x.y.z addresses.
     fn model_with_gids(n: usize) -> Mlx5Model {
@@ -337,7 +335,7 @@ mod model {
     }
 
     fn open(model: &Mlx5Model) -> Context {
-        let list = model.devices().unwrap();
+        let list = uverbs::DeviceList::from_infos(vec![model.device_info()]).unwrap();
         let dev = list.iter().next().unwrap();
         dev.open().unwrap()
     }

@@ -193,7 +193,6 @@ fn snapshot_of(dev: &TestDevice, kinds: &[&str]) -> Snapshot {
 /// The model's objects (its handle tables), by the names `rdma resource show` uses; `None` on a
 /// kernel device.
 fn model_objects(dev: &TestDevice) -> Option<BTreeMap<String, usize>> {
-    #[cfg(feature = "mlx5-model")]
     if let Some(model) = dev.model() {
         let o = model.objects();
         return Some(

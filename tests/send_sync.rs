@@ -81,11 +81,8 @@ fn public_types_are_send_and_sync() {
     send_sync::<ibv_qp_attr_mask>();
     send_sync::<ibv_gid>();
     send_sync::<ibv_gid_global>();
-    #[cfg(feature = "mlx5-model")]
-    {
-        send_sync::<model::Mlx5Model>();
-        send_sync::<model::ModelConfig>();
-    }
+    send_sync::<uverbs_mlx5_model::Mlx5Model>();
+    send_sync::<uverbs_mlx5_model::ModelConfig>();
 }
 
 /// `MemoryRegion<T>` follows `T`: the region hands out `&T` and `&mut T` (it dereferences to

@@ -2,7 +2,7 @@
 //!
 //! The verbs suites get their device from [`any_device`]: the kernel device the VM harness
 //! (`tests/vm/run`) promises in `UVERBS_TEST_DEVICE` (rxe there), or else, with the `mlx5-model`
-//! feature, a fresh software ConnectX ([`uverbs::model::Mlx5Model`]) in this process, so the same
+//! feature, a fresh software ConnectX ([`uverbs_mlx5_model::Mlx5Model`]) in this process, so the same
 //! tests run on the mlx5 backend in plain `cargo test`. Tests that run tools as separate processes or
 //! compare with rdma-core need a kernel device and use [`test_device`]. When the harness promised a
 //! device and it is not there, the test fails; when nothing can be tested, the test says it was
@@ -26,8 +26,7 @@ use uverbs::{CommandPath, Context, Device, DeviceList};
 pub struct TestDevice {
     name: String,
     list: DeviceList,
-    #[cfg(feature = "mlx5-model")]
-    model: Option<uverbs::model::Mlx5Model>,
+    model: Option<uverbs_mlx5_model::Mlx5Model>,
 }
 
 impl TestDevice {
@@ -64,15 +63,11 @@ impl TestDevice {
 
     /// Whether this is the mlx5 model (else a kernel device).
     pub fn is_model(&self) -> bool {
-        #[cfg(feature = "mlx5-model")]
-        return self.model.is_some();
-        #[cfg(not(feature = "mlx5-model"))]
-        return false;
+        self.model.is_some()
     }
 
     /// The model behind a model device.
-    #[cfg(feature = "mlx5-model")]
-    pub fn model(&self) -> Option<&uverbs::model::Mlx5Model> {
+    pub fn model(&self) -> Option<&uverbs_mlx5_model::Mlx5Model> {
         self.model.as_ref()
     }
 
@@ -82,38 +77,26 @@ impl TestDevice {
     }
 }
 
-/// The device for a verbs test: the kernel device the harness promised, or the mlx5 model where the
-/// `mlx5-model` feature is on; `None` (after saying so) when there is none to test on.
+/// The device for a verbs test: the kernel device the harness promised, or else the mlx5 model.
+/// (`Option` for the callers' sake: there is always one.)
 pub fn any_device(test: &str) -> Option<TestDevice> {
     if let Some(name) = promised_device() {
         let list = uverbs::devices().unwrap();
         return Some(TestDevice {
             name,
             list,
-            #[cfg(feature = "mlx5-model")]
             model: None,
         });
     }
-    #[cfg(feature = "mlx5-model")]
-    {
-        let model = uverbs::model::Mlx5Model::new().expect("starting the mlx5 model");
-        let list = model.devices().unwrap();
-        let name = list.iter().next().unwrap().name_str().to_owned();
-        eprintln!("{test}: on the mlx5 model ({name})");
-        Some(TestDevice {
-            name,
-            list,
-            model: Some(model),
-        })
-    }
-    #[cfg(not(feature = "mlx5-model"))]
-    {
-        eprintln!(
-            "SKIPPED {test}: no RDMA device (UVERBS_TEST_DEVICE is unset; run under tests/vm/run, \
-             or enable the mlx5-model feature)"
-        );
-        None
-    }
+    let model = uverbs_mlx5_model::Mlx5Model::new().expect("starting the mlx5 model");
+    let list = uverbs::DeviceList::from_infos(vec![model.device_info()]).unwrap();
+    let name = list.iter().next().unwrap().name_str().to_owned();
+    eprintln!("{test}: on the mlx5 model ({name})");
+    Some(TestDevice {
+        name,
+        list,
+        model: Some(model),
+    })
 }
 
 /// The kernel device the harness promised (checked to be there), or `None`.
