@@ -53,6 +53,7 @@ mod context;
 mod cq;
 mod device;
 mod event;
+pub mod exchange;
 mod ibv;
 mod mr;
 mod mw;
@@ -61,7 +62,6 @@ mod qp;
 #[cfg(feature = "tokio")]
 mod reactor;
 mod srq;
-pub mod wire;
 mod wr;
 
 pub use ah::AddressHandle;

@@ -1,4 +1,4 @@
-//! The messages a TCP peer sends the CLI's `rc-pingpong` and perf tools (`uverbs::wire`): the
+//! The messages a TCP peer sends the CLI's `rc-pingpong` and perf tools (`uverbs::exchange`): the
 //! `ibv_rc_pingpong` address `"LID:QPN:PSN:GID"`, perftest's handshake with and without a GID, and
 //! perftest's version message. They are untrusted bytes from the network.
 //!
@@ -10,7 +10,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 
-use uverbs::wire::{
+use uverbs::exchange::{
     perftest_version, PerftestDest, PingpongDest, PERFTEST_MSG_LEN, PERFTEST_MSG_LEN_GID,
     PINGPONG_MSG_LEN,
 };

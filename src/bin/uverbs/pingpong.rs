@@ -20,7 +20,7 @@ use uverbs::{
     CompletionQueue, Gid, LinkLayer, MemoryRegion, QpAttr, QueuePair,
 };
 
-use uverbs::wire::{PingpongDest, PINGPONG_MSG_LEN};
+use uverbs::exchange::{PingpongDest, PINGPONG_MSG_LEN};
 
 use crate::args::{self, Item, Opt};
 use crate::devinfo::inet_ntop6;

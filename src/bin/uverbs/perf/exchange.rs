@@ -20,7 +20,7 @@
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 
-use uverbs::wire::PerftestDest;
+use uverbs::exchange::PerftestDest;
 
 use super::args::PERFTEST_VERSION;
 
@@ -105,7 +105,7 @@ impl Comm {
         let mut theirs = [0u8; VERSION_LEN];
         self.xchg(&mine, &mut theirs)
             .map_err(|e| format!("Failed to exchange data between server and clients: {e}"))?;
-        self.rem_version = uverbs::wire::perftest_version(&theirs);
+        self.rem_version = uverbs::exchange::perftest_version(&theirs);
         if self.rem_version < 5.70 {
             return Err(
                 "Current implementation is not compatible with versions older than 5.70".into(),

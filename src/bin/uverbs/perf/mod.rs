@@ -28,7 +28,7 @@ mod report;
 use std::io;
 use std::time::Instant;
 
-use uverbs::wire::PerftestDest;
+use uverbs::exchange::PerftestDest;
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, AddressVector, CompletionChannel,
     CompletionQueue, Context, GidType, LinkLayer, MemoryRegion, Mtu, PortState, QpAttr, QueuePair,
