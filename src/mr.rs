@@ -2,14 +2,13 @@
 
 use std::io;
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use uverbs_drivers::cmd::MrKeys;
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::mem::Allocation;
+use uverbs_drivers::verbs::{Mr, Region};
 use uverbs_drivers::wr::Sge;
-use zerocopy::FromBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ibv::ibv_access_flags;
 use crate::pd::PdInner;
@@ -37,47 +36,20 @@ use crate::wr::RemoteMemory;
 /// is alive: the window keeps the registration, and the buffer, until it is deallocated.
 #[derive(Debug)]
 pub struct MemoryRegion<T> {
-    reg: Arc<Registration>,
-    access: ibv_access_flags,
-    data: Vec<T>,
-}
-
-/// The kernel's registration of a region's memory, shared with the memory windows bound to it.
-///
-/// The memory returns to the allocator only once the kernel has let go of the registration: the
-/// region hands its buffer over when it is dropped, the last owner (the region, or a window still
-/// bound to it) deregisters, and a deregistration the kernel refuses (rxe refuses one while a window
-/// is bound) leaks the buffer, counted in [`crate::leaked_bytes`], since a peer may still write it.
-#[derive(Debug)]
-pub(crate) struct Registration {
-    keys: MrKeys,
+    /// The buffer and its registration (`uverbs_drivers::verbs::Region`): the buffer returns to
+    /// the allocator only once the kernel has let go of the registration, which a memory window
+    /// bound to the region keeps; a deregistration the kernel refuses leaks it, counted in
+    /// [`crate::leaked_bytes`], since a peer may still write it.
+    region: Region<T>,
     pd: Arc<PdInner>,
-    /// The region's buffer once the region itself is gone.
-    memory: Mutex<Option<Allocation>>,
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let memory = self
-            .memory
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Err(e) = self.pd.ctx.ucontext().dereg_mr(self.keys.handle) {
-            uverbs_drivers::report_drop_error("memory region", &e);
-            // Still registered: the device may write these pages for a peer. Never free them.
-            if let Some(m) = memory {
-                m.leak();
-            }
-        }
-    }
+    access: ibv_access_flags,
 }
 
 impl<T: FromBytes + Copy> MemoryRegion<T> {
     /// Element `index`, loaded from memory on every call (a volatile read): for polling memory a
     /// peer writes with RDMA, which the compiler cannot see. `None` if `index` is out of bounds.
     pub fn read_volatile(&self, index: usize) -> Option<T> {
-        uverbs_drivers::mem::read_volatile(&self.data, index)
+        self.region.read_volatile(index)
     }
 
     /// Waits until element `index` satisfies `done` (loading it afresh each time), then orders
@@ -93,58 +65,36 @@ impl<T: FromBytes + Copy> MemoryRegion<T> {
         timeout: Option<Duration>,
     ) -> Option<T> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        uverbs_drivers::mem::wait_for(&self.data, index, done, deadline)
+        self.region.wait_for(index, done, deadline)
     }
 
     /// Stores `value` at `index` without borrowing the rest of the region, which a peer may be
     /// writing meanwhile (unlike `region[index] = value`, which borrows all of it mutably); `false`
     /// if `index` is out of bounds. For a flag or a counter next to memory a peer writes.
     pub fn write_volatile(&mut self, index: usize, value: T) -> bool {
-        uverbs_drivers::mem::write_volatile(&mut self.data, index, value)
+        self.region.write_volatile(index, value)
     }
 }
 
-impl<T> MemoryRegion<T> {
+impl<T: FromBytes + IntoBytes> MemoryRegion<T> {
     pub(crate) fn register(
         pd: Arc<PdInner>,
         data: Vec<T>,
         access: ibv_access_flags,
     ) -> io::Result<MemoryRegion<T>> {
-        let len = std::mem::size_of_val(data.as_slice());
-        if len == 0 {
-            return Err(Error::InvalidArgument {
-                verb: Verb::RegMr,
-                what: "an empty buffer".into(),
-            }
-            .into());
-        }
-        let addr = data.as_ptr() as u64;
-        // SAFETY: the range is `data`'s heap buffer, which moves into the region (a `Vec` never
-        // moves its buffer) and from there into the `Registration`, which frees it only after
-        // `dereg_mr` succeeded and leaks it otherwise; `T: FromBytes + IntoBytes` in every caller
-        // (`ProtectionDomain::{allocate_with_access, register}`); the region's own accesses are
-        // `Deref` (the device's writes are DMA into plain data) and the post contracts.
-        #[allow(unsafe_code)]
-        let keys = unsafe {
-            pd.ctx
-                .ucontext()
-                .reg_mr(pd.handle(), addr, len as u64, addr, access.0)
-        }?;
         Ok(MemoryRegion {
-            reg: Arc::new(Registration {
-                keys,
-                pd,
-                memory: Mutex::new(None),
-            }),
+            region: Region::register(&pd.pd, data, access.0)?,
+            pd,
             access,
-            data,
         })
     }
+}
 
+impl<T> MemoryRegion<T> {
     /// The key peers use to access this region remotely.
     pub fn rkey(&self) -> RemoteKey {
         RemoteKey {
-            key: self.reg.keys.rkey,
+            key: self.region.mr().keys().rkey,
         }
     }
 
@@ -154,17 +104,17 @@ impl<T> MemoryRegion<T> {
     }
 
     pub(crate) fn pd(&self) -> &Arc<PdInner> {
-        &self.reg.pd
+        &self.pd
     }
 
     /// The registration, which a memory window bound to the region keeps alive.
-    pub(crate) fn registration(&self) -> &Arc<Registration> {
-        &self.reg
+    pub(crate) fn registration(&self) -> &Arc<Mr> {
+        self.region.mr()
     }
 
     /// The local key, for scatter/gather entries.
     pub fn lkey(&self) -> u32 {
-        self.reg.keys.lkey
+        self.region.mr().keys().lkey
     }
 
     /// The scatter/gather entry covering `range` of this region (in elements), for
@@ -176,7 +126,7 @@ impl<T> MemoryRegion<T> {
                 verb: Verb::PostSend,
                 what: format!(
                     "the range is not inside the memory region of {} elements",
-                    self.data.len()
+                    self.len()
                 ),
             }
             .into()
@@ -186,20 +136,20 @@ impl<T> MemoryRegion<T> {
     /// The whole region as a peer targets it (address, rkey, length), to send to the peer.
     pub fn remote(&self) -> RemoteMemory {
         RemoteMemory {
-            addr: self.data.as_ptr() as u64,
-            rkey: self.reg.keys.rkey,
-            len: std::mem::size_of_val(self.data.as_slice()) as u64,
+            addr: self.region.addr(),
+            rkey: self.region.mr().keys().rkey,
+            len: std::mem::size_of_val(self.region.as_slice()) as u64,
         }
     }
 
     pub(crate) fn sge_of<R: MrRange>(&self, range: R) -> Option<Sge> {
-        let (start, end) = range.bounds(self.data.len())?;
+        let (start, end) = range.bounds(self.len())?;
         let size = std::mem::size_of::<T>();
         let length = u32::try_from((end - start).checked_mul(size)?).ok()?;
         Some(Sge {
-            addr: self.data.as_ptr() as u64 + (start * size) as u64,
+            addr: self.region.addr() + (start * size) as u64,
             length,
-            lkey: self.reg.keys.lkey,
+            lkey: self.region.mr().keys().lkey,
         })
     }
 }
@@ -207,22 +157,13 @@ impl<T> MemoryRegion<T> {
 impl<T> Deref for MemoryRegion<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        &self.data
+        self.region.as_slice()
     }
 }
 
 impl<T> DerefMut for MemoryRegion<T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        &mut self.data
-    }
-}
-
-impl<T> Drop for MemoryRegion<T> {
-    fn drop(&mut self) {
-        // The buffer goes with the registration: freed once the kernel has released it (now, unless
-        // a memory window bound to the region holds the registration), leaked if it refuses.
-        let memory = Allocation::from_vec(std::mem::take(&mut self.data));
-        *self.reg.memory.lock().unwrap_or_else(|p| p.into_inner()) = memory;
+        self.region.as_mut_slice()
     }
 }
 

@@ -5,9 +5,8 @@ use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use uverbs_drivers::verbs::Mw;
+use uverbs_drivers::verbs::{Mr, Mw};
 
-use crate::mr::Registration;
 use crate::pd::{PdInner, ProtectionDomain};
 
 /// The memory window type 2 (`IBV_MW_TYPE_2`): bound and invalidated by work requests on a queue
@@ -38,7 +37,7 @@ pub struct MemoryWindow {
     /// The registration of the region the last bind posted named: kept until the window is
     /// deallocated, so that the region's memory stays allocated (and the kernel, which refuses to
     /// deregister a region with a window bound, is asked only once the window is gone).
-    bound: Mutex<Option<Arc<Registration>>>,
+    bound: Mutex<Option<Arc<Mr>>>,
 }
 
 impl MemoryWindow {
@@ -70,7 +69,7 @@ impl MemoryWindow {
     /// window keeps registered and allocated from now on. (A bind to another region that completes in
     /// error, because the window was still bound, lets the earlier region go: if the kernel then
     /// refuses to deregister it, its buffer is leaked, never freed.)
-    pub(crate) fn set_bound(&self, rkey: u32, region: &Arc<Registration>) {
+    pub(crate) fn set_bound(&self, rkey: u32, region: &Arc<Mr>) {
         let previous = self
             .bound
             .lock()

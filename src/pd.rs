@@ -21,7 +21,7 @@ use crate::srq::SharedReceiveQueue;
 #[derive(Debug)]
 pub(crate) struct PdInner {
     // Dropped first: the domain is deallocated while the context is still open.
-    pub(crate) pd: Pd,
+    pub(crate) pd: Arc<Pd>,
     pub(crate) ctx: Arc<CtxInner>,
 }
 
@@ -47,7 +47,7 @@ impl<'ctx> ProtectionDomain<'ctx> {
         Ok(ProtectionDomain {
             ctx,
             inner: Arc::new(PdInner {
-                pd: Pd::alloc(&inner.drv)?,
+                pd: Arc::new(Pd::alloc(&inner.drv)?),
                 ctx: Arc::clone(inner),
             }),
         })

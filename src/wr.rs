@@ -8,14 +8,14 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use uverbs_drivers::verbs::{Ah, UdAddress};
+use uverbs_drivers::verbs::{Ah, Mr, UdAddress};
 use uverbs_drivers::wr::{self as dwr, opcode, send_flags};
 
 pub use uverbs_drivers::wr::Sge;
 
 use crate::ah::AddressHandle;
 use crate::ibv::ibv_access_flags;
-use crate::mr::{MemoryRegion, MrRange, Registration};
+use crate::mr::{MemoryRegion, MrRange};
 use crate::mw::MemoryWindow;
 use uverbs_drivers::error::{Error, Verb};
 
@@ -59,7 +59,7 @@ pub struct SendRequest<'a> {
     pub(crate) ah: Option<&'a AddressHandle>,
     /// The window a BIND_MW binds and the region it binds it to: the window's key advances, and it
     /// keeps the region's registration, when the request is posted.
-    pub(crate) mw: Option<(&'a MemoryWindow, &'a Arc<Registration>)>,
+    pub(crate) mw: Option<(&'a MemoryWindow, &'a Arc<Mr>)>,
 }
 
 impl<'a> SendRequest<'a> {

@@ -4,20 +4,24 @@
 //! [`DeviceContext`] is an open device: its [`Ucontext`] and its backend's [`Provider`] context.
 //! [`Pd`], [`Mw`], [`Cq`], [`Qp`], [`Srq`] and [`Ah`] are created on it and call their backend's
 //! implementation of the [`crate::backend`] traits through a `match`, which the compiler inlines on
-//! the data path (posting, polling). Memory regions and completion channels carry no driver data
-//! and are the same on every backend: they are [`crate::cmd`] commands on the [`Ucontext`].
+//! the data path (posting, polling). Memory regions carry no driver data and are the same on every
+//! backend: [`Region`] registers a buffer it owns, and [`Mr`] keeps it registered (and allocated)
+//! as long as anything needs it. Completion channels are a [`crate::cmd`] command on the
+//! [`Ucontext`].
 //!
 //! The backends are listed once, in `backends!` below: adding one is a line there (its
 //! [`Provider`] and objects live in its own folder) and its driver in [`crate::discover::Driver`].
 
 mod ah;
 mod cq;
+mod mr;
 mod pd;
 mod qp;
 mod srq;
 
 use std::sync::Arc;
 
+pub use mr::{Mr, Region};
 pub use pd::{Mw, Pd};
 pub use qp::UdAddress;
 
