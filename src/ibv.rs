@@ -26,19 +26,19 @@ constified_enum_module! {
     /// Queue pair transport types (`enum ibv_qp_type`).
     ibv_qp_type {
         /// Reliable connection.
-        IBV_QPT_RC = 2,
+        IBV_QPT_RC = ::uverbs_uapi::IB_UVERBS_QPT_RC as u32,
         /// Unreliable connection.
-        IBV_QPT_UC = 3,
+        IBV_QPT_UC = ::uverbs_uapi::IB_UVERBS_QPT_UC as u32,
         /// Unreliable datagram.
-        IBV_QPT_UD = 4,
+        IBV_QPT_UD = ::uverbs_uapi::IB_UVERBS_QPT_UD as u32,
         /// Raw packet.
-        IBV_QPT_RAW_PACKET = 8,
+        IBV_QPT_RAW_PACKET = ::uverbs_uapi::IB_UVERBS_QPT_RAW_PACKET as u32,
         /// XRC send side.
-        IBV_QPT_XRC_SEND = 9,
+        IBV_QPT_XRC_SEND = ::uverbs_uapi::IB_UVERBS_QPT_XRC_INI as u32,
         /// XRC receive side.
-        IBV_QPT_XRC_RECV = 10,
+        IBV_QPT_XRC_RECV = ::uverbs_uapi::IB_UVERBS_QPT_XRC_TGT as u32,
         /// Driver specific.
-        IBV_QPT_DRIVER = 255,
+        IBV_QPT_DRIVER = ::uverbs_uapi::IB_UVERBS_QPT_DRIVER as u32,
     }
 }
 
