@@ -38,10 +38,12 @@ use std::time::{Duration, Instant};
 
 use uverbs_drivers::mlx5::buf::{Dbrec, DbrecPool, DmaBuf};
 use uverbs_drivers::mlx5::cq::CqRing;
-use uverbs_drivers::mlx5::cqe::{self, cqe_opcode, CqPoller, Cqe64, CqeMemory, WorkCompletion};
+use uverbs_drivers::mlx5::cqe::{self, cqe_opcode, Cqe64, WorkCompletion};
 use uverbs_drivers::mlx5::doorbell::BlueFlameReg;
+use uverbs_drivers::mlx5::poller::{CqPoller, CqeMemory};
+use uverbs_drivers::mlx5::sq::{QpType, SendQueue, SendQueueConfig};
 use uverbs_drivers::mlx5::uar::MmioWriter;
-use uverbs_drivers::mlx5::wqe::{opcode, Av, QpType, SendQueue, SendQueueConfig};
+use uverbs_drivers::mlx5::wqe::{opcode, Av};
 use uverbs_drivers::wr::{self, SendWr, Sge, UdDest};
 use uverbs_drivers::Verb;
 use zerocopy::byteorder::big_endian::{U16, U32};

@@ -3,7 +3,8 @@
 
 use uverbs_drivers::error::Error;
 use uverbs_drivers::mlx5::qp::{Limits, QpSizes};
-use uverbs_drivers::mlx5::wqe::{QpType, SendQueue, SendQueueConfig, MAX_DS};
+use uverbs_drivers::mlx5::sq::{QpType, SendQueue, SendQueueConfig};
+use uverbs_drivers::mlx5::wqe::MAX_DS;
 use uverbs_drivers::uapi::ib_uverbs_qp_cap;
 use uverbs_drivers::wr::{opcode, send_flags, SendWr};
 

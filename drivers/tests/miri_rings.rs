@@ -24,17 +24,14 @@ use zerocopy::byteorder::big_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use uverbs_drivers::error::Error;
-use uverbs_drivers::mlx5::cqe::{
-    cqe_opcode, device_owner_bit, init_buffer, wc_opcode, CompletionTarget, CqPoller, Cqe64,
-    CqeMemory, WqKey,
-};
+use uverbs_drivers::mlx5::cqe::{cqe_opcode, device_owner_bit, init_buffer, wc_opcode, Cqe64};
 use uverbs_drivers::mlx5::doorbell::{
     BlueFlameReg, DoorbellRecordWriter, UarWriter, CQ_SET_CI, SND_DBR,
 };
+use uverbs_drivers::mlx5::poller::{CompletionTarget, CqPoller, CqeMemory, WqKey};
 use uverbs_drivers::mlx5::qp::SqRing;
-use uverbs_drivers::mlx5::wqe::{
-    opcode, CtrlSeg, DataSeg, PostedWqe, QpType, SendQueue, SendQueueConfig, SendRing,
-};
+use uverbs_drivers::mlx5::sq::{PostedWqe, QpType, SendQueue, SendQueueConfig, SendRing};
+use uverbs_drivers::mlx5::wqe::{opcode, CtrlSeg, DataSeg};
 use uverbs_drivers::wr::{SendWr, Sge};
 
 /// How many entries the tests run through: fewer under Miri, which interprets every step.
@@ -207,7 +204,7 @@ struct Receives {
 }
 
 impl CompletionTarget for Receives {
-    fn retire_send(&mut self, _: WqKey, _: u16) -> Option<uverbs_drivers::mlx5::wqe::Retired> {
+    fn retire_send(&mut self, _: WqKey, _: u16) -> Option<uverbs_drivers::mlx5::sq::Retired> {
         None
     }
     fn retire_recv(&mut self, key: WqKey, _: &Cqe64) -> Option<u64> {

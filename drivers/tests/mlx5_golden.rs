@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 
 use uverbs_drivers::mlx5::cqe::{self, *};
 use uverbs_drivers::mlx5::doorbell::{self, BlueFlameReg, DoorbellRecord, UarWriter};
+use uverbs_drivers::mlx5::poller::*;
+use uverbs_drivers::mlx5::sq::*;
 use uverbs_drivers::mlx5::wqe::{self, *};
 use uverbs_drivers::wr::{self, SendWr, Sge, UdDest};
 use zerocopy::byteorder::big_endian::{U16, U32, U64};

@@ -18,12 +18,13 @@ use zerocopy::IntoBytes;
 
 use uverbs_drivers::mlx5::cqe::{
     cqe_opcode, device_owner_bit, init_buffer, is_sw_owned, wc_opcode, wc_status, WorkCompletion,
-    CqPoller, CompletionTarget, Cqe64, WqKey,
+    Cqe64,
 };
 use uverbs_drivers::mlx5::doorbell::{
     DoorbellRecord, UarWriter, CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI,
 };
-use uverbs_drivers::mlx5::wqe::{QpType, Retired, SendQueue, SendQueueConfig};
+use uverbs_drivers::mlx5::poller::{CompletionTarget, CqPoller, WqKey};
+use uverbs_drivers::mlx5::sq::{QpType, Retired, SendQueue, SendQueueConfig};
 use uverbs_drivers::wr::{SendWr, Sge};
 
 /// Fields patched into a produced CQE, so that the fuzzer reaches the paths where it names a real

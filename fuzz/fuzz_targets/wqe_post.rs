@@ -17,9 +17,10 @@ use libfuzzer_sys::fuzz_target;
 use zerocopy::FromBytes;
 
 use uverbs_drivers::mlx5::doorbell::{BlueFlameReg, DoorbellRecord, UarWriter, SND_DBR};
+use uverbs_drivers::mlx5::sq::{DoorbellWrite, PostedWqe, QpType, SendQueue, SendQueueConfig};
 use uverbs_drivers::mlx5::wqe::{
-    opcode, AtomicSeg, Av, CtrlSeg, DataSeg, DatagramSeg, DoorbellWrite, PostedWqe, QpType,
-    RaddrSeg, SendQueue, SendQueueConfig, EXTENDED_UD_AV, INLINE_SEG, MAX_DS,
+    opcode, AtomicSeg, Av, CtrlSeg, DataSeg, DatagramSeg, RaddrSeg, EXTENDED_UD_AV, INLINE_SEG,
+    MAX_DS,
 };
 use uverbs_drivers::wr::{self, SendWr, Sge, UdDest};
 

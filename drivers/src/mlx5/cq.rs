@@ -3,7 +3,7 @@
 //!
 //! Creation allocates the ring (`ncqe` = the next power of two above the requested count, every
 //! `op_own` set to invalid) and a doorbell record, and names both in `mlx5_ib_create_cq`. Polling is
-//! [`cqe::CqPoller`]'s algorithm over the ring: the owner byte of the entry at the consumer
+//! [`CqPoller`]'s algorithm over the ring: the owner byte of the entry at the consumer
 //! index is loaded atomically (acquire), then [`crate::barrier::udma_from_device_barrier`], then the
 //! entry is copied out; each CQE's queue is found by its user index in the context's table, and its
 //! `wr_id` by the send queue's WQE counter (retiring the unsignaled WQEs before it), the receive
@@ -20,9 +20,10 @@ use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
 use super::buf::{DbrecPool, DmaBuf};
-use super::cqe::{self, CompletionTarget, CqPoller, Cqe64, CqeMemory, WqKey};
+use super::cqe::{self, Cqe64};
+use super::poller::{CompletionTarget, CqPoller, CqeMemory, WqKey};
+use super::sq::Retired;
 use super::uar::Uars;
-use super::wqe::Retired;
 use super::{Mlx5Context, Resource, ResourceTable};
 use crate::backend::{CqBackend, CqInit};
 use crate::error::{Error, Result, Verb};

@@ -6,9 +6,9 @@
 //! rdma-core's provider asks for by default, except dynamic UARs and DEVX, which this backend does not
 //! use: the kernel then hands out `total_num_bfregs` static BlueFlame registers.
 //!
-//! The data path, as models over caller-provided buffers: [`wqe`] (send WQE segments and the
-//! [`wqe::SendQueue`] that builds them into the SQ ring), [`cqe`] (CQE views and the
-//! [`cqe::CqPoller`] that polls them) and [`doorbell`] (doorbell records, UAR writes,
+//! The data path, as models over caller-provided buffers: [`wqe`] (send WQE segments), [`sq`]
+//! (the [`sq::SendQueue`] that builds them into the SQ ring), [`cqe`] (CQE views), [`poller`]
+//! (the [`poller::CqPoller`] that polls them) and [`doorbell`] (doorbell records, UAR writes,
 //! BlueFlame registers). `drivers/tests/mlx5_golden.rs` checks them byte for byte against rdma-core's
 //! `<infiniband/mlx5dv.h>`.
 //!
@@ -29,7 +29,9 @@ pub mod buf;
 pub mod cq;
 pub mod cqe;
 pub mod doorbell;
+pub mod poller;
 pub mod qp;
+pub mod sq;
 pub mod srq;
 pub mod uar;
 pub mod wqe;
@@ -47,7 +49,7 @@ use crate::cmd::QpInit;
 use crate::discover::Driver;
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
-use cqe::WqKey;
+use poller::WqKey;
 
 /// BlueFlame registers asked for (rdma-core's default, `MLX5_TOTAL_UUARS`).
 pub const TOTAL_BFREGS: u32 = 16;

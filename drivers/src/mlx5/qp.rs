@@ -27,14 +27,13 @@ use zerocopy::{FromZeros, IntoBytes};
 use super::ah::Mlx5Ah;
 use super::buf::{Dbrec, DbrecPool, DmaBuf};
 use super::cq::{CqShared, Mlx5Cq};
-use super::cqe::{cqe_opcode, Cqe64, WqKey};
+use super::cqe::{cqe_opcode, Cqe64};
 use super::doorbell::{RCV_DBR, SND_DBR};
+use super::poller::WqKey;
+use super::sq::{QpType, Retired, SendQueue, SendQueueConfig, SendRing};
 use super::srq::{Mlx5Srq, SrqShared};
 use super::uar::Uars;
-use super::wqe::{
-    DataSeg, QpType, Retired, SendQueue, SendQueueConfig, SendRing, INVALID_LKEY, MAX_DS,
-    MAX_WQE_COUNT, SEND_WQE_BB,
-};
+use super::wqe::{DataSeg, INVALID_LKEY, MAX_DS, MAX_WQE_COUNT, SEND_WQE_BB};
 use super::{Mlx5Context, Resource};
 use crate::backend::QpBackend;
 use crate::barrier;

@@ -21,7 +21,7 @@ use zerocopy::byteorder::big_endian::{U16, U32};
 use zerocopy::{FromZeros, IntoBytes};
 
 use super::buf::{Dbrec, DbrecPool, DmaBuf};
-use super::cqe::WqKey;
+use super::poller::WqKey;
 use super::wqe::{DataSeg, INVALID_LKEY};
 use super::{Mlx5Context, Resource};
 use crate::backend::SrqBackend;

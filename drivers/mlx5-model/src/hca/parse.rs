@@ -1,7 +1,7 @@
 //! Send WQE parsing: what the HCA fetches from the SQ ring, checked as the hardware checks it.
 //!
 //! A WQE is read as `ds` octowords from its first basic block, continuing at the ring's start
-//! after its end (the wrap rule of `uverbs_drivers::mlx5::wqe`). The control segment must name this
+//! after its end (the wrap rule of `uverbs_drivers::mlx5::sq`). The control segment must name this
 //! QP, carry the producer index the HCA expects, have a `ds` between 1 and 63 that fits the posted
 //! blocks, opmod 0 and an opcode the transport has; then come the fixed segments of the opcode
 //! (remote address, atomic operands, the 48-byte datagram segment) and the data: 16-byte data

@@ -1,7 +1,7 @@
 //! Tests of the model HCA against the production data path: WQEs are built by
-//! [`uverbs_drivers::mlx5::wqe::SendQueue`] (receive WQEs with [`DataSeg`]), doorbells rung as the
+//! [`uverbs_drivers::mlx5::sq::SendQueue`] (receive WQEs with [`DataSeg`]), doorbells rung as the
 //! driver rings them (doorbell record, then the BlueFlame register), and the HCA's CQEs are read by
-//! [`uverbs_drivers::mlx5::cqe::CqPoller`]; memory is checked byte for byte.
+//! [`uverbs_drivers::mlx5::poller::CqPoller`]; memory is checked byte for byte.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,16 +11,15 @@ use zerocopy::IntoBytes;
 use super::state::{event, qps};
 use super::*;
 use uverbs_drivers::mlx5::cqe::{
-    self, cqe_opcode, syndrome, wc_flags, wc_opcode, wc_status, CompletionTarget, CqPoller, Cqe64,
-    WorkCompletion, WqKey,
+    self, cqe_opcode, syndrome, wc_flags, wc_opcode, wc_status, Cqe64, WorkCompletion,
 };
 use uverbs_drivers::mlx5::doorbell::{
     BlueFlameReg, DoorbellRecord, UarWriter, BF_OFFSET, CQ_ARM_DB, CQ_DOORBELL, CQ_SET_CI, RCV_DBR,
     SND_DBR,
 };
-use uverbs_drivers::mlx5::wqe::{
-    self, Av, DataSeg, QpType, Retired, SendQueue, SendQueueConfig, INVALID_LKEY, SEND_WQE_BB,
-};
+use uverbs_drivers::mlx5::poller::{CompletionTarget, CqPoller, WqKey};
+use uverbs_drivers::mlx5::sq::{QpType, Retired, SendQueue, SendQueueConfig};
+use uverbs_drivers::mlx5::wqe::{self, Av, DataSeg, INVALID_LKEY, SEND_WQE_BB};
 use uverbs_drivers::wr::{self, send_flags, SendWr, Sge, UdDest};
 
 const GID6: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
