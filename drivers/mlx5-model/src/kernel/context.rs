@@ -1,0 +1,99 @@
+//! The handlers of the context and its event files: `GET_CONTEXT`, `ASYNC_EVENT_ALLOC`,
+//! `CREATE_COMP_CHANNEL`.
+
+use std::os::fd::AsRawFd;
+
+use nix::errno::Errno;
+use uverbs_uapi as uapi;
+use zerocopy::IntoBytes;
+
+use super::ioctl::Bundle;
+use super::write::Io;
+use super::File;
+use crate::events::into_user_fd;
+use crate::objects::FileState;
+
+const CORE_SUPPORT: u64 = uapi::IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS;
+
+pub(super) fn m_get_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Errno> {
+    if st.ctx.is_some() {
+        return Err(Errno::EINVAL);
+    }
+    f.get_context(st, &b.udata())?;
+    let r = b
+        .copy_to(
+            uapi::UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS,
+            &f.dev.cfg.num_comp_vectors.to_ne_bytes(),
+        )
+        .and_then(|()| {
+            b.copy_to(
+                uapi::UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT,
+                &CORE_SUPPORT.to_ne_bytes(),
+            )
+        });
+    if r.is_err() {
+        f.drop_context(st);
+    }
+    r
+}
+
+pub(super) fn w_get_context(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
+    let _req: uapi::ib_uverbs_get_context = io.request()?;
+    if st.ctx.is_some() {
+        return Err(Errno::EINVAL);
+    }
+    f.get_context(st, &io.udata)?;
+    let (id, user) = match f.new_async_file(st) {
+        Ok(x) => x,
+        Err(e) => {
+            f.drop_context(st);
+            return Err(e);
+        }
+    };
+    let resp = uapi::ib_uverbs_get_context_resp {
+        async_fd: user.as_raw_fd() as u32,
+        num_comp_vectors: f.dev.cfg.num_comp_vectors,
+    };
+    if let Err(e) = io.response(resp.as_bytes()) {
+        f.drop_async_file(st, id);
+        f.drop_context(st);
+        return Err(e);
+    }
+    into_user_fd(user);
+    Ok(())
+}
+
+pub(super) fn m_async_event_alloc(
+    f: &File,
+    st: &mut FileState,
+    b: &mut Bundle,
+) -> Result<(), Errno> {
+    let (id, user) = f.new_async_file(st)?;
+    if let Err(e) = b.set_data(
+        uapi::UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE,
+        user.as_raw_fd() as u64,
+    ) {
+        f.drop_async_file(st, id);
+        return Err(e);
+    }
+    into_user_fd(user);
+    Ok(())
+}
+
+pub(super) fn w_create_comp_channel(
+    f: &File,
+    st: &mut FileState,
+    io: &mut Io,
+) -> Result<(), Errno> {
+    let _req: uapi::ib_uverbs_create_comp_channel = io.request()?;
+    let (id, user) = f.create_comp_channel(st)?;
+    let resp = uapi::ib_uverbs_create_comp_channel_resp {
+        fd: user.as_raw_fd() as u32,
+    };
+    if let Err(e) = io.response(resp.as_bytes()) {
+        f.drop_comp_channel(st, id);
+        return Err(e);
+    }
+    into_user_fd(user);
+    Ok(())
+}
