@@ -1,0 +1,106 @@
+//! Completion queues: `CREATE_CQ`.
+
+use nix::errno::Errno;
+use uverbs_uapi as uapi;
+
+use super::{pow2_ceil, zext, Cq, CqParams, FileState, Object};
+use crate::events::CqRoute;
+use crate::hca::CqDesc;
+use crate::kernel::{File, Udata};
+use crate::{caps, uaccess, Kind};
+
+impl File {
+    /// `CREATE_CQ` (`create_cq`, `mlx5_ib_create_cq`, `create_cq_user`): the handle and the number
+    /// of entries less one.
+    pub(crate) fn create_cq(
+        &self,
+        st: &mut FileState,
+        p: &CqParams,
+        udata: &Udata,
+    ) -> Result<(u32, u32), Errno> {
+        if p.comp_vector >= self.dev.cfg.num_comp_vectors {
+            return Err(Errno::EINVAL);
+        }
+        let ctx = self.ctx(st)?;
+        if p.flags != 0 {
+            // Neither completion timestamps nor overrun-ignoring CQs on this model.
+            return Err(Errno::EOPNOTSUPP);
+        }
+        let max = 1u64 << caps::LOG_MAX_CQ_SZ;
+        if p.cqe > i32::MAX as u32 || u64::from(p.cqe) > max {
+            return Err(Errno::EINVAL);
+        }
+        let entries = pow2_ceil(u64::from(p.cqe) + 1);
+        if entries > max {
+            return Err(Errno::EINVAL);
+        }
+        // create_cq_user
+        let inb = udata.inbuf();
+        if inb
+            .len()
+            .min(std::mem::size_of::<uapi::mlx5_ib_create_cq>())
+            < 22
+        {
+            return Err(Errno::EINVAL);
+        }
+        let ucmd: uapi::mlx5_ib_create_cq = zext(inb);
+        if ucmd.flags
+            & !(uapi::MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD
+                | uapi::MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX
+                | uapi::MLX5_IB_CREATE_CQ_FLAGS_REAL_TIME_TS)
+            != 0
+        {
+            return Err(Errno::EINVAL);
+        }
+        if (ucmd.cqe_size != 64 && ucmd.cqe_size != 128)
+            || ucmd.reserved0 != 0
+            || ucmd.reserved1 != 0
+        {
+            return Err(Errno::EINVAL);
+        }
+        uaccess::check_pin(ucmd.buf_addr, entries * u64::from(ucmd.cqe_size), true)?;
+        if ucmd.buf_addr % 64 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        uaccess::check_db_page(ucmd.db_addr)?;
+        if ucmd.db_addr % 8 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if ucmd.cqe_comp_en != 0 {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        if ucmd.flags & uapi::MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if ucmd.flags & uapi::MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0 {
+            // No dynamic UARs on this model: no page index can be valid.
+            return Err(Errno::EINVAL);
+        }
+        let uar = ctx.uars.cq_uar();
+        let cqe_version = ctx.cqe_version;
+        let handle = Self::new_handle(st)?;
+        let cqn = self.dev.alloc_cqn()?;
+        self.dev.silicon.create_cq(CqDesc {
+            cqn,
+            buf: ucmd.buf_addr as usize,
+            ncqe: entries as u32,
+            cqe_size: ucmd.cqe_size,
+            dbrec: ucmd.db_addr as usize,
+            uar,
+            cqe_version,
+        });
+        if let Err(e) = udata.copy_out(&cqn.to_ne_bytes()) {
+            self.dev.silicon.destroy_cq(cqn);
+            self.dev.free_cqn(cqn);
+            return Err(e);
+        }
+        let tag = self.dev.new_tag();
+        self.dev.events.add_cq(
+            cqn,
+            CqRoute::new(tag, p.user_handle, p.channel, p.async_file),
+        );
+        st.objects.insert(handle, Object::Cq(Cq { cqn, users: 0 }));
+        self.dev.count(Kind::Cq, true);
+        Ok((handle, entries as u32 - 1))
+    }
+}

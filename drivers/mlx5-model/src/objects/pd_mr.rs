@@ -1,0 +1,93 @@
+//! Protection domains and memory regions: `ALLOC_PD`, `REG_MR`.
+
+use nix::errno::Errno;
+use uverbs_uapi as uapi;
+use zerocopy::IntoBytes;
+
+use super::{FileState, Mr, Object, Pd};
+use crate::hca::MrDesc;
+use crate::kernel::{File, Udata};
+use crate::{uaccess, Kind};
+
+const IPOIB_SUPPORTED_ACCESS: u32 = 0xff;
+
+/// `ib_check_mr_access` (6.1).
+fn check_mr_access(flags: u32) -> Result<(), Errno> {
+    if flags & (uapi::IB_UVERBS_ACCESS_REMOTE_ATOMIC | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE) != 0
+        && flags & uapi::IB_UVERBS_ACCESS_LOCAL_WRITE == 0
+    {
+        return Err(Errno::EINVAL);
+    }
+    if flags & !(IPOIB_SUPPORTED_ACCESS | uapi::IB_UVERBS_ACCESS_OPTIONAL_RANGE) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if flags & uapi::IB_UVERBS_ACCESS_ON_DEMAND != 0 {
+        // No on-demand paging on this model.
+        return Err(Errno::EOPNOTSUPP);
+    }
+    Ok(())
+}
+
+/// `ib_access_writable`.
+fn access_writable(flags: u32) -> bool {
+    flags
+        & (uapi::IB_UVERBS_ACCESS_LOCAL_WRITE
+            | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE
+            | uapi::IB_UVERBS_ACCESS_REMOTE_ATOMIC
+            | uapi::IB_UVERBS_ACCESS_MW_BIND)
+        != 0
+}
+
+impl File {
+    /// `ALLOC_PD` (`mlx5_ib_alloc_pd`): the new handle.
+    pub(crate) fn alloc_pd(&self, st: &mut FileState, udata: &Udata) -> Result<u32, Errno> {
+        self.ctx(st)?;
+        let handle = Self::new_handle(st)?;
+        let pdn = self.dev.alloc_pdn()?;
+        let resp = uapi::mlx5_ib_alloc_pd_resp { pdn };
+        if let Err(e) = udata.copy_out(resp.as_bytes()) {
+            self.dev.free_pdn(pdn);
+            return Err(e);
+        }
+        st.objects.insert(handle, Object::Pd(Pd { pdn, users: 0 }));
+        self.dev.count(Kind::Pd, true);
+        Ok(handle)
+    }
+
+    /// `REG_MR`: the new handle and the key (lkey = rkey, as mlx5's).
+    pub(crate) fn reg_mr(
+        &self,
+        st: &mut FileState,
+        req: &uapi::ib_uverbs_reg_mr,
+    ) -> Result<(u32, u32), Errno> {
+        let page = uverbs_drivers::sys::page_size() as u64 - 1;
+        if req.start & page != req.hca_va & page {
+            return Err(Errno::EINVAL);
+        }
+        self.ctx(st)?;
+        check_mr_access(req.access_flags)?;
+        let pdn = Self::pd_of(st, req.pd_handle)?;
+        uaccess::check_pin(req.start, req.length, access_writable(req.access_flags))?;
+        let handle = Self::new_handle(st)?;
+        let key = self.dev.alloc_mkey()?;
+        self.dev.silicon.reg_mr(MrDesc {
+            lkey: key,
+            rkey: key,
+            pdn,
+            iova: req.hca_va,
+            host: req.start as usize,
+            len: req.length,
+            access: req.access_flags,
+        });
+        Self::use_obj(st, req.pd_handle, true);
+        st.objects.insert(
+            handle,
+            Object::Mr(Mr {
+                pd: req.pd_handle,
+                lkey: key,
+            }),
+        );
+        self.dev.count(Kind::Mr, true);
+        Ok((handle, key))
+    }
+}
