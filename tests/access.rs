@@ -443,7 +443,8 @@ fn access_deregistered_keys_no_longer_work() {
     assert_eq!(wc.status(), REM_ACCESS_ERR, "{what}: {}", status(&wc));
 
     // The lkey of a deregistered region, naming memory that is still registered: refused
-    // locally (rxe 6.12 completes the refused request as WR_FLUSH_ERR: see tests/hostile.rs).
+    // locally (rxe 6.12 completes the refused request as WR_FLUSH_ERR: see RXE_LOC_PROT_NOTE in
+    // tests/hostile/case.rs).
     let gone = pd.allocate::<u64>(WORDS).unwrap();
     let dead_lkey = gone.lkey();
     drop(gone);
