@@ -14,7 +14,7 @@ use crate::pd::{PdInner, ProtectionDomain};
 const MW_TYPE_2: u8 = 2;
 
 /// A type 2 memory window (`ibv_mw` of `IBV_MW_TYPE_2`), from [`ProtectionDomain::alloc_mw`].
-/// The mlx5 backend has none: there `alloc_mw` is [`Error::Unsupported`].
+/// The mlx5 backend has none: there `alloc_mw` is [`Error::Unsupported`](crate::Error::Unsupported).
 ///
 /// A window grants a peer remote access to a range of a memory region (registered with
 /// `IBV_ACCESS_MW_BIND`) without registering anything: post

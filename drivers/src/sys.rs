@@ -62,7 +62,7 @@ pub enum DeviceFile {
 /// values the kernel would).
 ///
 /// A model device is registered by handing out a [`DeviceInfo`](crate::discover::DeviceInfo) whose
-/// `model` is an open file of it: [`Context::open`](crate::context::Context::open) then opens a
+/// `model` is an open file of it: [`DeviceContext::open`](crate::verbs::DeviceContext::open) then opens a
 /// file of its own with [`ModelFile::reopen`] and sends every command there, not to the device node.
 ///
 /// # Safety

@@ -42,13 +42,22 @@ fn pingpong_round_trip(d: &PingpongDest) {
     assert_eq!(msg.len(), PINGPONG_MSG_LEN);
     assert_eq!(msg[PINGPONG_MSG_LEN - 1], 0, "NUL-terminated");
     if pingpong_fits(d) {
-        assert_eq!(PingpongDest::from_msg(&msg), *d, "{:?}", String::from_utf8_lossy(&msg));
+        assert_eq!(
+            PingpongDest::from_msg(&msg),
+            *d,
+            "{:?}",
+            String::from_utf8_lossy(&msg)
+        );
     }
 }
 
 fn perftest_round_trip(d: &PerftestDest, with_gid: bool) {
     let msg = d.to_msg(with_gid);
-    let len = if with_gid { PERFTEST_MSG_LEN_GID } else { PERFTEST_MSG_LEN };
+    let len = if with_gid {
+        PERFTEST_MSG_LEN_GID
+    } else {
+        PERFTEST_MSG_LEN
+    };
     assert_eq!(msg.len(), len);
     assert_eq!(msg[len - 1], 0, "NUL-terminated");
     if perftest_fits(d) {

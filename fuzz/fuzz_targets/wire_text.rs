@@ -8,9 +8,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use uverbs_drivers::ucontext::parse_gid;
 use uverbs_drivers::discover::parse_guid;
 use uverbs_drivers::gid::{Gid, Guid};
+use uverbs_drivers::ucontext::parse_gid;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -33,8 +33,8 @@ pub struct AddressVector {
     pub port_num: u8,
 }
 
-/// Queue pair attributes for [`QueuePair::modify`] (the fields that are `Some` form the attribute
-/// mask) and from [`QueuePair::query`].
+/// Queue pair attributes for [`QueuePair::modify`](super::QueuePair::modify) (the fields that are `Some` form the attribute
+/// mask) and from [`QueuePair::query`](super::QueuePair::query).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QpAttr {
     /// The state to move to.

@@ -3,7 +3,7 @@
 //! [`Mlx5Model`] is one device: a ConnectX-6 Dx with one 100 Gb/s RoCE port. Its
 //! [`device_info`](Mlx5Model::device_info) is a [`DeviceInfo`] like discovery returns for a kernel
 //! device, except that its `model` names the model, so that
-//! [`uverbs_drivers::context::Context::open`] talks to the model instead of
+//! [`uverbs_drivers::verbs::DeviceContext::open`] talks to the model instead of
 //! `/dev/infiniband/uverbsN`, through the very bytes it would send the kernel:
 //! `RDMA_VERBS_IOCTL` headers and attributes, legacy `write()` commands and `mmap` offsets
 //! ([`uverbs_drivers::sys::ModelFile`]).
@@ -38,7 +38,7 @@
 //! This crate depends on `uverbs-drivers`, never the other way round. The driver knows the model
 //! only as a [`ModelFile`](uverbs_drivers::sys::ModelFile) (the seam: its system calls on a device
 //! file go to the model instead of the kernel) and as the `model` of a [`DeviceInfo`] (how a model
-//! device is found by [`Context::open`](uverbs_drivers::context::Context::open)). The model reads
+//! device is found by [`DeviceContext::open`](uverbs_drivers::verbs::DeviceContext::open)). The model reads
 //! the WQEs the driver writes and writes the CQEs it polls; where it takes their layout from the
 //! driver's definitions (`uverbs_drivers::mlx5::{wqe, cqe, doorbell}`), the `use` says why, and
 //! `drivers/tests/mlx5_golden.rs` checks those definitions byte for byte against rdma-core's

@@ -136,7 +136,7 @@ impl Ucontext {
     /// any time. So the caller must
     ///
     /// * own that range for this and keep it allocated (not freed, unmapped or reused for anything
-    ///   else) until [`Context::dereg_mr`] of the returned handle has succeeded — if it fails, the
+    ///   else) until [`Ucontext::dereg_mr`] of the returned handle has succeeded — if it fails, the
     ///   memory must be leaked;
     /// * keep there only values valid for every bit pattern and without uninitialised bytes (what
     ///   `uverbs` requires with `FromBytes + IntoBytes`), as a peer may write any bytes and read
@@ -290,14 +290,14 @@ impl Ucontext {
         unsafe { self.create_cq_with_udata(cqe, user_handle, comp_vector, channel, &[], drv_out) }
     }
 
-    /// [`Context::create_cq`] with driver data in both directions: `drv_in` is the driver's request
+    /// [`Ucontext::create_cq`] with driver data in both directions: `drv_in` is the driver's request
     /// (mlx5: `mlx5_ib_create_cq`, where the CQ buffer and doorbell record are).
     ///
     /// # Safety
     /// Any address `drv_in` names (mlx5: the CQ ring and its doorbell record, which the device
     /// then writes) must keep [`crate::chan::Channel::ioctl`]'s contract for as long as the CQ
     /// exists: owned by the caller for the device, untouched by others, allocated until after
-    /// [`Context::destroy_cq`] succeeded.
+    /// [`Ucontext::destroy_cq`] succeeded.
     pub unsafe fn create_cq_with_udata(
         &self,
         cqe: u32,
@@ -380,13 +380,13 @@ impl Ucontext {
         unsafe { self.create_qp_with_udata(init, &[], drv_out) }
     }
 
-    /// [`Context::create_qp`] with driver data in both directions: `drv_in` is the driver's request
+    /// [`Ucontext::create_qp`] with driver data in both directions: `drv_in` is the driver's request
     /// (mlx5: `mlx5_ib_create_qp`, where the work-queue buffer and doorbell record are).
     ///
     /// # Safety
     /// Any address `drv_in` names (mlx5: the work-queue ring the device reads and the doorbell
     /// record it writes) must keep [`crate::chan::Channel::ioctl`]'s contract for as long as the QP
-    /// exists: owned by the caller for the device, allocated until after [`Context::destroy_qp`]
+    /// exists: owned by the caller for the device, allocated until after [`Ucontext::destroy_qp`]
     /// succeeded.
     pub unsafe fn create_qp_with_udata(
         &self,
@@ -591,7 +591,7 @@ impl Ucontext {
         }
     }
 
-    /// `DETACH_MCAST`: undoes [`Context::attach_mcast`].
+    /// `DETACH_MCAST`: undoes [`Ucontext::attach_mcast`].
     pub fn detach_mcast(&self, qp_handle: u32, gid: &[u8; 16], mlid: u16) -> Result<()> {
         let mut req = uapi::ib_uverbs_detach_mcast {
             gid: *gid,

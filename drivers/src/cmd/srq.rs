@@ -53,13 +53,13 @@ impl Ucontext {
         unsafe { self.create_srq_with_udata(init, &[], drv_out) }
     }
 
-    /// [`Context::create_srq`] with driver data in both directions: `drv_in` is the driver's
+    /// [`Ucontext::create_srq`] with driver data in both directions: `drv_in` is the driver's
     /// request (mlx5: `mlx5_ib_create_srq`, where the WQE buffer and doorbell record are).
     ///
     /// # Safety
     /// Any address `drv_in` names (mlx5: the WQE ring the device reads and the doorbell record)
     /// must keep [`crate::chan::Channel::ioctl`]'s contract for as long as the SRQ exists: owned by
-    /// the caller for the device, allocated until after [`Context::destroy_srq`] succeeded.
+    /// the caller for the device, allocated until after [`Ucontext::destroy_srq`] succeeded.
     pub unsafe fn create_srq_with_udata(
         &self,
         init: &SrqInit,

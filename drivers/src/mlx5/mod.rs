@@ -145,24 +145,29 @@ impl Mlx5Context {
 
     /// The limits the kernel reported for work queues.
     pub fn limits(&self) -> qp::Limits {
+        Mlx5Context::limits_of(&self.resp)
+    }
+
+    /// The limits a `GET_CONTEXT` answer reports for work queues (0 means the default).
+    pub fn limits_of(resp: &uapi::mlx5_ib_alloc_ucontext_resp) -> qp::Limits {
         let desc = |v: u16| if v == 0 { 512 } else { u32::from(v) };
         qp::Limits {
-            max_sq_desc_sz: desc(self.resp.max_sq_desc_sz),
-            max_rq_desc_sz: desc(self.resp.max_rq_desc_sz),
-            max_send_wqebb: if self.resp.max_send_wqebb == 0 {
+            max_sq_desc_sz: desc(resp.max_sq_desc_sz),
+            max_rq_desc_sz: desc(resp.max_rq_desc_sz),
+            max_send_wqebb: if resp.max_send_wqebb == 0 {
                 wqe::MAX_WQE_COUNT as u32
             } else {
-                self.resp.max_send_wqebb
+                resp.max_send_wqebb
             },
-            max_recv_wr: if self.resp.max_recv_wr == 0 {
+            max_recv_wr: if resp.max_recv_wr == 0 {
                 u32::MAX
             } else {
-                self.resp.max_recv_wr
+                resp.max_recv_wr
             },
-            max_srq_recv_wr: if self.resp.max_srq_recv_wr == 0 {
+            max_srq_recv_wr: if resp.max_srq_recv_wr == 0 {
                 u32::MAX
             } else {
-                self.resp.max_srq_recv_wr
+                resp.max_srq_recv_wr
             },
         }
     }
