@@ -126,10 +126,20 @@ pub fn parse_guid(s: &str) -> Option<u64> {
 /// Every uverbs device, sorted by name.
 pub fn devices() -> Result<Vec<DeviceInfo>> {
     let netlink = Netlink::open(Duration::from_secs(2)).ok();
-    devices_in(Path::new(SYSFS), Path::new("/dev/infiniband"), netlink)
+    devices_in(&sysfs_root(), Path::new("/dev/infiniband"), netlink)
 }
 
-/// Discovery against a given sysfs root and device directory (a fake tree in tests), with netlink
+/// The sysfs root discovery reads: `$SYSFS_PATH` where it is set (and the program is not running
+/// with raised privileges), else `/sys`, as libibverbs has it (`ibv_get_sysfs_path`).
+pub fn sysfs_root() -> PathBuf {
+    // SAFETY: `getauxval` only reads the auxiliary vector the kernel gave the process.
+    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
+    match std::env::var_os("SYSFS_PATH") {
+        Some(p) if !secure && !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(SYSFS),
+    }
+}
+
 /// Looks a device up by name among the discovered ones.
 pub fn find_device(name: &str) -> Result<DeviceInfo> {
     devices()?
@@ -140,6 +150,7 @@ pub fn find_device(name: &str) -> Result<DeviceInfo> {
         })
 }
 
+/// Discovery against a given sysfs root and device directory (a fake tree in tests), with netlink
 /// where there is a socket.
 pub fn devices_in(
     sysfs: &Path,

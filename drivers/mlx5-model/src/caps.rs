@@ -18,6 +18,8 @@ pub(super) const FW_VER: u64 = (22 << 32) | (36 << 16) | 1010;
 pub(super) const FW_VER_TEXT: &str = "22.36.1010";
 /// sysfs `hca_type`.
 pub(super) const HCA_TYPE: &str = "MT4125";
+/// The PCI device id of a ConnectX-6 Dx (what libmlx5's `hca_table` matches).
+pub(super) const PCI_DEVICE_ID: u32 = 0x101d;
 /// sysfs `board_id`.
 pub(super) const BOARD_ID: &str = "MT_0000000359";
 /// sysfs `ports/1/rate`.

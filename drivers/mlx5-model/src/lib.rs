@@ -417,6 +417,36 @@ pub(crate) struct Device {
     writes: AtomicU64,
     mmaps: AtomicU64,
     failed: AtomicU64,
+    /// The commands the model was sent and does not have ([`Mlx5Model::unknown_commands`]).
+    unknown: Mutex<BTreeSet<UnknownCommand>>,
+}
+
+/// A command the model does not implement, which it answered as the kernel answers one it lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum UnknownCommand {
+    /// An ioctl method (`EPROTONOSUPPORT`).
+    Ioctl {
+        /// `UVERBS_OBJECT_*` (or a driver object, `0x1000` and up).
+        object: u16,
+        /// The object's method id.
+        method: u16,
+    },
+    /// A legacy `write()` command (`IB_USER_VERBS_CMD_*`, with the extended flag if it has it).
+    Write {
+        /// The command word.
+        command: u32,
+    },
+}
+
+impl std::fmt::Display for UnknownCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnknownCommand::Ioctl { object, method } => {
+                write!(f, "ioctl object {object:#x} method {method:#x}")
+            }
+            UnknownCommand::Write { command } => write!(f, "write command {command:#x}"),
+        }
+    }
 }
 
 static NEXT_INDEX: AtomicU32 = AtomicU32::new(0);
@@ -425,6 +455,18 @@ fn setup_error(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Protocol {
         verb: Verb::OpenDevice,
         what: format!("starting the mlx5 model: {what}: {e}"),
+    }
+}
+
+impl Device {
+    /// The commands sent that the model does not have.
+    fn unknown(&self) -> MutexGuard<'_, BTreeSet<UnknownCommand>> {
+        self.unknown.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a command the model does not have.
+    pub(crate) fn lacks(&self, command: UnknownCommand) {
+        self.unknown().insert(command);
     }
 }
 
@@ -495,6 +537,7 @@ impl Device {
             writes: AtomicU64::new(0),
             mmaps: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            unknown: Mutex::new(BTreeSet::new()),
         }))
     }
 
@@ -775,6 +818,13 @@ impl Mlx5Model {
             .lock()
             .refusals
             .push((type_id, Errno::from_raw(errno)));
+    }
+
+    /// The commands the device was sent and does not implement, each once, in order of kind and id:
+    /// what a program under test needs that the model lacks (the model answers them as the kernel
+    /// answers commands it does not have).
+    pub fn unknown_commands(&self) -> Vec<UnknownCommand> {
+        self.dev.unknown().iter().copied().collect()
     }
 
     /// The configuration the device was made with.

@@ -2,9 +2,12 @@
 //! what reads sysfs (discovery's `node_guid`, `node_type` and `board_id`, and the GID table on
 //! kernels without the GID ioctls) reads the model's values.
 //!
-//! Under the root: `class/infiniband/<name>/` (the device directory `DeviceInfo::sysfs_dir` names)
-//! and `class/infiniband_verbs/uverbs<N>/{ibdev,abi_version}`, so that discovery run against the
-//! root finds the device too. The tree is removed when the device goes away.
+//! Under the root: `class/infiniband/<name>/` (the device directory `DeviceInfo::sysfs_dir` names),
+//! `class/infiniband_verbs/uverbs<N>/{ibdev,abi_version,dev}`, and the PCI function both `device`
+//! links point to (`devices/pci0000:00/0000:00:<N>.0/`, with the `modalias`, `vendor` and
+//! `device` of a ConnectX-6 Dx), so that discovery run against the root finds the device too:
+//! this crate's, and libibverbs' (which matches its provider, libmlx5, by the PCI ids of
+//! `modalias`). The tree is removed when the device goes away.
 
 use std::fs;
 use std::io;
@@ -102,6 +105,37 @@ impl Sysfs {
         put(&uverbs, "abi_version", "6")?;
         put(&uverbs, &format!("uverbs{index}/ibdev"), &cfg.name)?;
         put(&uverbs, &format!("uverbs{index}/abi_version"), "1")?;
+        // The character device `/dev/infiniband/uverbs<N>` is (IB_UVERBS_MAJOR, IB_UVERBS_BASE_MINOR
+        // + N), as the kernel numbers it.
+        put(
+            &uverbs,
+            &format!("uverbs{index}/dev"),
+            &format!("231:{}", 192 + index),
+        )?;
+        // The PCI function, as a ConnectX-6 Dx (15b3:101d) presents it.
+        let pci_rel = format!("devices/pci0000:00/0000:00:{:02x}.0", index + 2);
+        let pci = self.root.join(&pci_rel);
+        put(&pci, "vendor", "0x15b3")?;
+        put(&pci, "device", &format!("{:#06x}", caps::PCI_DEVICE_ID))?;
+        put(&pci, "subsystem_vendor", "0x15b3")?;
+        put(&pci, "subsystem_device", "0x0016")?;
+        put(
+            &pci,
+            "modalias",
+            &format!(
+                "pci:v000015B3d{:08X}sv000015B3sd00000016bc02sc00i00",
+                caps::PCI_DEVICE_ID
+            ),
+        )?;
+        // Bound to the `mlx5_core` PCI driver, by which discovery without netlink knows an mlx5
+        // device.
+        fs::create_dir_all(self.root.join("bus/pci/drivers/mlx5_core"))?;
+        std::os::unix::fs::symlink("../../../bus/pci/drivers/mlx5_core", pci.join("driver"))?;
+        std::os::unix::fs::symlink(format!("../../../{pci_rel}"), self.dev.join("device"))?;
+        std::os::unix::fs::symlink(
+            format!("../../../{pci_rel}"),
+            uverbs.join(format!("uverbs{index}/device")),
+        )?;
         Ok(())
     }
 

@@ -323,8 +323,13 @@ impl File {
         if hdr.driver_id != uapi::RDMA_DRIVER_MLX5 {
             return Err(Errno::EINVAL);
         }
-        let method = find_method(self.dev.cfg.ioctl, hdr.object_id, hdr.method_id)
-            .ok_or(Errno::EPROTONOSUPPORT)?;
+        let Some(method) = find_method(self.dev.cfg.ioctl, hdr.object_id, hdr.method_id) else {
+            self.dev.lacks(crate::UnknownCommand::Ioctl {
+                object: hdr.object_id,
+                method: hdr.method_id,
+            });
+            return Err(Errno::EPROTONOSUPPORT);
+        };
         let mut raw = vec![0u8; n * ATTR_LEN];
         uaccess::read(hdr_addr + HDR_LEN as u64, &mut raw)?;
         let uattrs = <[uapi::ib_uverbs_attr]>::ref_from_bytes(&raw).map_err(|_| Errno::EINVAL)?;

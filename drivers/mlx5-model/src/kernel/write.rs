@@ -67,7 +67,11 @@ impl File {
             return Err(Errno::EINVAL);
         }
         let hdr = uapi::ib_uverbs_cmd_hdr::read_from_bytes(&cmd[..hdr_len]).expect("8 bytes");
-        let def = write_method(hdr.command)?;
+        let def = write_method(hdr.command).inspect_err(|_| {
+            self.dev.lacks(crate::UnknownCommand::Write {
+                command: hdr.command,
+            })
+        })?;
         let count = cmd.len();
         let mut io = if hdr.command & uapi::IB_USER_VERBS_CMD_FLAG_EXTENDED != 0 {
             let ex_len = sz::<uapi::ib_uverbs_ex_cmd_hdr>();

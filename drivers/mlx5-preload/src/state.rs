@@ -1,0 +1,274 @@
+//! The model device this library serves, and the descriptors that stand for its open files.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::{c_int, c_ulong, c_void, CString};
+use std::io::Write as _;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, RwLock};
+
+use uverbs_drivers::sys::{ModelRef, RDMA_VERBS_IOCTL};
+use uverbs_mlx5_model::{Mlx5Model, UnknownCommand};
+
+/// The character device major of uverbs devices (`IB_UVERBS_MAJOR`).
+const UVERBS_MAJOR: u32 = 231;
+/// The first uverbs minor (`IB_UVERBS_BASE_MINOR`).
+const UVERBS_BASE_MINOR: u32 = 192;
+
+/// The model device and its open files.
+#[derive(Debug)]
+pub(crate) struct Device {
+    model: Mlx5Model,
+    devnode: CString,
+    rdev: libc::dev_t,
+    files: RwLock<HashMap<c_int, ModelRef>>,
+    /// How many files are open: the common case, a descriptor that is not the model's, needs no
+    /// lock when none is.
+    open_files: AtomicUsize,
+    /// The model's unknown commands reported so far.
+    reported: Mutex<BTreeSet<UnknownCommand>>,
+    quiet: bool,
+}
+
+static DEVICE: OnceLock<Option<Device>> = OnceLock::new();
+
+/// The device, once the library's constructor has started it (`None` before, or if it could not).
+#[inline]
+pub(crate) fn device() -> Option<&'static Device> {
+    DEVICE.get().and_then(Option::as_ref)
+}
+
+/// Sets `errno`.
+pub(crate) fn set_errno(e: c_int) {
+    // SAFETY: `__errno_location` returns this thread's `errno`, always valid to write.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// Writes a line to standard error without going through this library's `write` (the process's
+/// stderr is not a model file, so that would pass through anyway; this also never panics).
+fn note(line: &str) {
+    let _ = std::io::stderr().write_all(format!("uverbs-mlx5-preload: {line}\n").as_bytes());
+}
+
+extern "C" fn start() {
+    let dev = match Device::start() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            note(&format!("starting the mlx5 model failed: {e}"));
+            None
+        }
+    };
+    let _ = DEVICE.set(dev);
+}
+
+extern "C" fn stop() {
+    if let Some(dev) = device() {
+        // The model's sysfs tree is a temporary directory; the device itself lives until exit.
+        let _ = std::fs::remove_dir_all(dev.model.sysfs_root());
+    }
+}
+
+// The library starts its device when it is loaded, before the program's `main` and before
+// libibverbs reads `SYSFS_PATH` (at the first device list), and removes its sysfs tree at exit.
+#[used]
+#[link_section = ".init_array"]
+static START: extern "C" fn() = start;
+
+#[used]
+#[link_section = ".fini_array"]
+static STOP: extern "C" fn() = stop;
+
+impl Device {
+    fn start() -> std::io::Result<Device> {
+        let model = Mlx5Model::new().map_err(std::io::Error::other)?;
+        let info = model.device_info();
+        let index = info.index.unwrap_or(0);
+        let devnode = CString::new(format!("/dev/infiniband/{}", info.uverbs))
+            .map_err(std::io::Error::other)?;
+        let root = CString::new(model.sysfs_root().as_os_str().as_bytes())
+            .map_err(std::io::Error::other)?;
+        // SAFETY: two NUL-terminated strings; this runs in the library's constructor, before the
+        // program's threads (a library loaded later with `dlopen` races with them as any
+        // `setenv` does).
+        if unsafe { libc::setenv(c"SYSFS_PATH".as_ptr(), root.as_ptr(), 1) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Device {
+            rdev: libc::makedev(UVERBS_MAJOR, UVERBS_BASE_MINOR + index),
+            model,
+            devnode,
+            files: RwLock::new(HashMap::new()),
+            open_files: AtomicUsize::new(0),
+            reported: Mutex::new(BTreeSet::new()),
+            quiet: std::env::var_os("UVERBS_PRELOAD_QUIET").is_some_and(|v| v != "0"),
+        })
+    }
+
+    /// The device node libibverbs opens (`/dev/infiniband/uverbsN`).
+    pub(crate) fn devnode(&self) -> &CString {
+        &self.devnode
+    }
+
+    /// Opens a new file of the model behind a new descriptor (`O_CLOEXEC` as `flags` ask).
+    pub(crate) fn open(&self, flags: c_int) -> c_int {
+        let cloexec = if flags & libc::O_CLOEXEC != 0 {
+            libc::EFD_CLOEXEC
+        } else {
+            0
+        };
+        // SAFETY: `eventfd` takes no pointer; the descriptor only stands for the model file.
+        let fd = unsafe { libc::eventfd(0, cloexec) };
+        if fd < 0 {
+            return fd;
+        }
+        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        files.insert(fd, self.model.open());
+        self.open_files.store(files.len(), Ordering::Release);
+        fd
+    }
+
+    /// The model file behind `fd`, if it is one.
+    #[inline]
+    pub(crate) fn file(&self, fd: c_int) -> Option<ModelRef> {
+        if self.open_files.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        self.files
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&fd)
+            .cloned()
+    }
+
+    /// Whether `fd` is a model file.
+    pub(crate) fn is_file(&self, fd: c_int) -> bool {
+        self.file(fd).is_some()
+    }
+
+    /// Closes the model file behind `fd`, if it is one (the descriptor itself is the caller's to
+    /// close).
+    pub(crate) fn forget(&self, fd: c_int) {
+        if self.open_files.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let file = {
+            let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+            let file = files.remove(&fd);
+            self.open_files.store(files.len(), Ordering::Release);
+            file
+        };
+        // The model file (and its context, if no mapping or object keeps it) goes here, outside
+        // the lock.
+        drop(file);
+    }
+
+    /// Fills `buf` as `fstat` of the device node does: a character device, read-write for all.
+    ///
+    /// # Safety
+    /// `buf` is valid for writing a `struct stat`.
+    pub(crate) unsafe fn fill_stat(&self, buf: *mut libc::stat) -> c_int {
+        if buf.is_null() {
+            set_errno(libc::EFAULT);
+            return -1;
+        }
+        // SAFETY: `struct stat` is plain integers, for which all zeros is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        st.st_mode = libc::S_IFCHR | 0o666;
+        st.st_rdev = self.rdev;
+        st.st_nlink = 1;
+        st.st_blksize = 4096;
+        // SAFETY: `buf` is valid for a `struct stat` (the caller's contract).
+        unsafe { buf.write(st) };
+        0
+    }
+
+    /// `ioctl` on a model file.
+    ///
+    /// # Safety
+    /// For `RDMA_VERBS_IOCTL`, `arg` is the caller's header, with the buffers its attributes name,
+    /// valid for the call.
+    pub(crate) unsafe fn ioctl(
+        &self,
+        file: &ModelRef,
+        request: c_ulong,
+        arg: *mut c_void,
+    ) -> c_int {
+        if request != RDMA_VERBS_IOCTL as c_ulong {
+            set_errno(libc::ENOTTY);
+            return -1;
+        }
+        // SAFETY: the caller's header, as the model's `ioctl` requires.
+        let r = unsafe { file.0.ioctl(arg.cast()) };
+        match r {
+            Ok(()) => 0,
+            Err(e) => {
+                self.report_unknown();
+                set_errno(e as c_int);
+                -1
+            }
+        }
+    }
+
+    /// `write` of a legacy command on a model file.
+    ///
+    /// # Safety
+    /// The response pointer the command carries is valid for the response size it announces.
+    pub(crate) unsafe fn write(&self, file: &ModelRef, cmd: &[u8]) -> isize {
+        // SAFETY: the caller's command, as the model's `write` requires.
+        match unsafe { file.0.write(cmd) } {
+            Ok(n) => n as isize,
+            Err(e) => {
+                self.report_unknown();
+                set_errno(e as c_int);
+                -1
+            }
+        }
+    }
+
+    /// `mmap` of a model file: a page of the model's, mapped where the model maps it (a caller that
+    /// insists on an address with `MAP_FIXED` is refused, as the model cannot place it).
+    pub(crate) fn mmap(
+        &self,
+        file: &ModelRef,
+        addr: *mut c_void,
+        len: usize,
+        flags: c_int,
+        offset: libc::off_t,
+    ) -> *mut c_void {
+        if flags & libc::MAP_FIXED != 0 && !addr.is_null() {
+            set_errno(libc::EINVAL);
+            return libc::MAP_FAILED;
+        }
+        let Ok(offset) = u64::try_from(offset) else {
+            set_errno(libc::EINVAL);
+            return libc::MAP_FAILED;
+        };
+        match file.0.mmap(len, offset) {
+            Ok(map) => {
+                let p = map.as_mut_ptr().cast::<c_void>();
+                // The caller owns the mapping now and unmaps it with `munmap`.
+                std::mem::forget(map);
+                p
+            }
+            Err(e) => {
+                set_errno(e.raw_os_error().unwrap_or(libc::EINVAL));
+                libc::MAP_FAILED
+            }
+        }
+    }
+
+    /// Says on standard error, once each, which commands the model lacks.
+    fn report_unknown(&self) {
+        if self.quiet {
+            return;
+        }
+        let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        for c in self.model.unknown_commands() {
+            if reported.insert(c) {
+                note(&format!(
+                    "the mlx5 model lacks {c}; answered as the kernel would"
+                ));
+            }
+        }
+    }
+}
