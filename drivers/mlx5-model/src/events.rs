@@ -2,7 +2,8 @@
 //! routing of the HCA's events to them (the kernel's `ib_uverbs_comp_handler` /
 //! `ib_uverbs_async_handler`).
 //!
-//! Each event file is a non-blocking pipe. The user gets a descriptor of its read end and reads
+//! Each event file is a pipe. The user gets a descriptor of its read end (blocking, as the kernel's
+//! event files are until the user makes them non-blocking) and reads
 //! records of the kernel's sizes from it (`ib_uverbs_comp_event_desc`, 8 bytes, on a completion
 //! channel; `ib_uverbs_async_event_desc`, 16 bytes, on an async event file); the model keeps the
 //! write end and a second descriptor of the read end. The kernel counts an event as reported when
@@ -16,7 +17,7 @@
 //! HCA, so that the HCA's engine can always deliver an event (it delivers from its own thread).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::os::fd::{AsFd, AsRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use nix::errno::Errno;
@@ -96,10 +97,19 @@ fn inode_of(fd: RawFd) -> Result<(libc::dev_t, libc::ino_t), Errno> {
 
 impl EventFile {
     fn new(kind: FileKind, owner: u64) -> Result<(EventFile, OwnedFd), Errno> {
-        let (user, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK)?;
+        // The user's end blocks, as the kernel's event files do until the user sets `O_NONBLOCK`
+        // (libibverbs' `ibv_get_cq_event` waits in a blocking read); the model's own ends never
+        // do. So the model reads through an open file description of its own (the pipe opened
+        // again through /proc), not a duplicate of the user's, whose flags the user sets.
+        let (user, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+        nix::fcntl::fcntl(&write, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
         // Best effort: a bigger pipe holds more unread events before they wait in `pending`.
         let _ = nix::fcntl::fcntl(&write, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
-        let read = uverbs_drivers::sys::dup_cloexec(user.as_fd())?;
+        let read = nix::fcntl::open(
+            format!("/proc/self/fd/{}", user.as_raw_fd()).as_str(),
+            OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        )?;
         let ino = inode_of(read.as_raw_fd())?;
         Ok((
             EventFile {
@@ -593,7 +603,10 @@ mod tests {
     use super::*;
     use zerocopy::FromBytes;
 
+    /// One record from the user's end without waiting (`None` when there is none): the user's end
+    /// blocks, as the kernel's does, so this makes it non-blocking first, as the driver does.
     fn read_rec(fd: &OwnedFd, len: usize) -> Option<Vec<u8>> {
+        uverbs_drivers::sys::set_nonblocking(std::os::fd::AsFd::as_fd(fd)).unwrap();
         let mut buf = vec![0u8; len];
         match nix::unistd::read(fd, &mut buf) {
             Ok(n) if n == len => Some(buf),

@@ -666,6 +666,11 @@ fn invoke_write_probe_and_get_context() {
     r.run(&file).unwrap();
     // SAFETY: the command succeeded, so the attribute holds a descriptor made for us.
     let async_fd = unsafe { OwnedFd::from_raw_fd(r.attrs[0].data as i32) };
+    // It blocks, as the kernel's does, until its user says otherwise (the driver's readers poll
+    // first and need it non-blocking).
+    let flags = nix::fcntl::fcntl(&async_fd, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+    assert_eq!(flags & libc::O_NONBLOCK, 0, "a new event file blocks");
+    uverbs_drivers::sys::set_nonblocking(async_fd.as_fd()).unwrap();
     assert_eq!(
         uverbs_drivers::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
         None
@@ -767,6 +772,7 @@ fn write_commands_are_checked() {
     assert_eq!(resp.num_comp_vectors, 8);
     // SAFETY: the command succeeded, so `async_fd` was made for us.
     let async_fd = unsafe { OwnedFd::from_raw_fd(resp.async_fd as i32) };
+    uverbs_drivers::sys::set_nonblocking(async_fd.as_fd()).unwrap();
     assert_eq!(
         uverbs_drivers::event::read_async_event(async_fd.as_fd(), Some(Duration::ZERO)).unwrap(),
         None

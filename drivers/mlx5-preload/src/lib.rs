@@ -215,6 +215,74 @@ pub unsafe extern "C" fn mmap64(
     unsafe { mmap(addr, len, prot, flags, fd, offset) }
 }
 
+/// `dup(2)`: a duplicate of a model file's descriptor is the same open file (`ibv_import_device`
+/// opens a context of another process's or a duplicated command descriptor this way).
+#[no_mangle]
+pub unsafe extern "C" fn dup(fd: c_int) -> c_int {
+    // SAFETY: the caller's descriptor, passed on.
+    let new = unsafe { (real::dup())(fd) };
+    share(fd, new);
+    new
+}
+
+/// `dup2(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn dup2(fd: c_int, new: c_int) -> c_int {
+    if let Some(dev) = device() {
+        if fd != new {
+            dev.forget(new);
+        }
+    }
+    // SAFETY: the caller's descriptors, passed on.
+    let r = unsafe { (real::dup2())(fd, new) };
+    share(fd, r);
+    r
+}
+
+/// `dup3(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn dup3(fd: c_int, new: c_int, flags: c_int) -> c_int {
+    if let Some(dev) = device() {
+        if fd != new {
+            dev.forget(new);
+        }
+    }
+    // SAFETY: the caller's descriptors, passed on.
+    let r = unsafe { (real::dup3())(fd, new, flags) };
+    share(fd, r);
+    r
+}
+
+/// `fcntl(2)`: `F_DUPFD` and `F_DUPFD_CLOEXEC` duplicate as `dup` does (Python's `os.dup` uses the
+/// latter); every other command passes through.
+#[no_mangle]
+pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
+    // SAFETY: the caller's arguments, passed on (the third is an integer or a pointer, as `cmd`
+    // says; either travels in the same register).
+    let r = unsafe { (real::fcntl())(fd, cmd, arg) };
+    if cmd == libc::F_DUPFD || cmd == libc::F_DUPFD_CLOEXEC {
+        share(fd, r);
+    }
+    r
+}
+
+/// `fcntl64(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
+    // SAFETY: as `fcntl`.
+    unsafe { fcntl(fd, cmd, arg) }
+}
+
+/// Makes `new`, a duplicate of `fd` (or a failure, negative), stand for the same model file.
+fn share(fd: c_int, new: c_int) {
+    if new < 0 || new == fd {
+        return;
+    }
+    if let Some(dev) = device() {
+        dev.duplicate(fd, new);
+    }
+}
+
 /// `close(2)`: closing a model file closes it in the model too.
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {

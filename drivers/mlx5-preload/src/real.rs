@@ -45,4 +45,8 @@ real! {
     write: fn(c_int, *const c_void, usize) -> isize;
     mmap: fn(*mut c_void, usize, c_int, c_int, c_int, libc::off_t) -> *mut c_void;
     close: fn(c_int) -> c_int;
+    dup: fn(c_int) -> c_int;
+    dup2: fn(c_int, c_int) -> c_int;
+    dup3: fn(c_int, c_int, c_int) -> c_int;
+    fcntl: fn(c_int, c_int, c_ulong) -> c_int;
 }

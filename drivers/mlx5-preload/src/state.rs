@@ -127,6 +127,17 @@ impl Device {
         fd
     }
 
+    /// Makes `new` stand for the model file behind `fd`, if it is one (a duplicate descriptor: the
+    /// same open file, closed in the model when the last of them is).
+    pub(crate) fn duplicate(&self, fd: c_int, new: c_int) {
+        let Some(file) = self.file(fd) else {
+            return;
+        };
+        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        files.insert(new, file);
+        self.open_files.store(files.len(), Ordering::Release);
+    }
+
     /// The model file behind `fd`, if it is one.
     #[inline]
     pub(crate) fn file(&self, fd: c_int) -> Option<ModelRef> {
