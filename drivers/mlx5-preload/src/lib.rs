@@ -23,7 +23,9 @@
 //! model does not implement gets the errno the kernel gives one it lacks, and the library says so
 //! on standard error, once per command.
 //!
-//! Environment: `UVERBS_PRELOAD_QUIET=1` silences those notes.
+//! Environment: `UVERBS_PRELOAD_QUIET=1` silences those notes; `UVERBS_PRELOAD_TRACE=1` writes
+//! every command and mapping on the device, with its result, to standard error (what `strace`
+//! shows of the same program on a kernel device).
 //!
 //! The interposed functions are x86-64 Linux's: `open`, `open64`, `openat` and `ioctl` are variadic
 //! in C; on this ABI their optional argument arrives in the next integer register, which is how they

@@ -28,6 +28,8 @@ pub(crate) struct Device {
     /// The model's unknown commands reported so far.
     reported: Mutex<BTreeSet<UnknownCommand>>,
     quiet: bool,
+    /// `UVERBS_PRELOAD_TRACE`: every command, mapping and its result on standard error.
+    trace: bool,
 }
 
 static DEVICE: OnceLock<Option<Device>> = OnceLock::new();
@@ -101,6 +103,7 @@ impl Device {
             open_files: AtomicUsize::new(0),
             reported: Mutex::new(BTreeSet::new()),
             quiet: std::env::var_os("UVERBS_PRELOAD_QUIET").is_some_and(|v| v != "0"),
+            trace: std::env::var_os("UVERBS_PRELOAD_TRACE").is_some_and(|v| v != "0"),
         })
     }
 
@@ -208,8 +211,23 @@ impl Device {
             set_errno(libc::ENOTTY);
             return -1;
         }
+        let ids = if self.trace && !arg.is_null() {
+            // SAFETY: the caller's header (`RDMA_VERBS_IOCTL`'s argument) is readable for the call.
+            let hdr = unsafe {
+                arg.cast::<uverbs_drivers::uapi::ib_uverbs_ioctl_hdr>()
+                    .read_unaligned()
+            };
+            Some((hdr.object_id, hdr.method_id))
+        } else {
+            None
+        };
         // SAFETY: the caller's header, as the model's `ioctl` requires.
         let r = unsafe { file.0.ioctl(arg.cast()) };
+        if let Some((object, method)) = ids {
+            note(&format!(
+                "ioctl object {object:#x} method {method:#x}: {r:?}"
+            ));
+        }
         match r {
             Ok(()) => 0,
             Err(e) => {
@@ -226,7 +244,14 @@ impl Device {
     /// The response pointer the command carries is valid for the response size it announces.
     pub(crate) unsafe fn write(&self, file: &ModelRef, cmd: &[u8]) -> isize {
         // SAFETY: the caller's command, as the model's `write` requires.
-        match unsafe { file.0.write(cmd) } {
+        let r = unsafe { file.0.write(cmd) };
+        if self.trace {
+            let command = cmd
+                .get(..4)
+                .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]));
+            note(&format!("write command {command:#x?}: {r:?}"));
+        }
+        match r {
             Ok(n) => n as isize,
             Err(e) => {
                 self.report_unknown();
@@ -254,7 +279,14 @@ impl Device {
             set_errno(libc::EINVAL);
             return libc::MAP_FAILED;
         };
-        match file.0.mmap(len, offset) {
+        let r = file.0.mmap(len, offset);
+        if self.trace {
+            note(&format!(
+                "mmap {len} bytes at offset {offset:#x}: {:?}",
+                r.as_ref().map(|m| m.as_ptr())
+            ));
+        }
+        match r {
             Ok(map) => {
                 let p = map.as_mut_ptr().cast::<c_void>();
                 // The caller owns the mapping now and unmaps it with `munmap`.
