@@ -509,6 +509,8 @@ struct Row {
     c_ns: Vec<f64>,
     rust_ir: Option<(u64, u64)>,
     c_ir: Option<(u64, u64)>,
+    /// rdma-core's libmlx5 (`ibv_post_send` / `ibv_poll_cq`) on the model: Ir of M and 2M.
+    libmlx5_ir: Option<(u64, u64)>,
 }
 
 fn main() {
@@ -600,6 +602,47 @@ fn compile_c() -> PathBuf {
     bin
 }
 
+/// The real provider's loop (`libmlx5_loop.c`), built against rdma-core's libibverbs and libmlx5,
+/// and the preload library that makes the model their device (`UVERBS_PRELOAD_LIB`, which
+/// `benches/mlx5-micro` builds and sets); `None`, after saying why, where either is missing.
+fn libmlx5_loop() -> Option<(PathBuf, PathBuf)> {
+    let Some(lib) = std::env::var_os("UVERBS_PRELOAD_LIB").map(PathBuf::from) else {
+        eprintln!("mlx5-micro: UVERBS_PRELOAD_LIB is unset; no libmlx5 column (benches/mlx5-micro sets it)");
+        return None;
+    };
+    if !lib.is_file() {
+        eprintln!(
+            "mlx5-micro: {} is missing; no libmlx5 column",
+            lib.display()
+        );
+        return None;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/libmlx5_loop.c");
+    let bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libmlx5_loop");
+    let built = cc()
+        .args(["-std=gnu11", "-O2", "-Wall", "-Wextra", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(["-libverbs", "-lmlx5"])
+        .output();
+    match built {
+        Ok(o) if o.status.success() => Some((bin, lib)),
+        Ok(o) => {
+            eprintln!(
+                "mlx5-micro: no libmlx5 column: building {} failed (libibverbs-dev, \
+                 ibverbs-providers?): {}",
+                src.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("mlx5-micro: no libmlx5 column: {e}");
+            None
+        }
+    }
+}
+
 fn checksum_of(out: &str) -> u64 {
     out.lines()
         .find_map(|l| l.strip_prefix("checksum "))
@@ -639,18 +682,28 @@ fn cpu_model() -> String {
 
 /// Callgrind's instruction count (`Ir`) of the measured functions in one run.
 fn callgrind_ir(exe: &Path, args: &[String], out_file: &Path) -> (u64, u64) {
-    let stdout = output(
-        Command::new("valgrind")
-            .args([
-                "--tool=callgrind",
-                "--collect-atstart=no",
-                "--toggle-collect=*wqe_batch*",
-                "--toggle-collect=*poll_pass*",
-            ])
-            .arg(format!("--callgrind-out-file={}", out_file.display()))
-            .arg(exe)
-            .args(args),
-    );
+    callgrind_ir_of(exe, args, out_file, &["*wqe_batch*", "*poll_pass*"], None)
+}
+
+/// Callgrind's `Ir` inside the functions `toggles` names, in one run of `exe` (under `preload`,
+/// if given), and the run's checksum.
+fn callgrind_ir_of(
+    exe: &Path,
+    args: &[String],
+    out_file: &Path,
+    toggles: &[&str],
+    preload: Option<&Path>,
+) -> (u64, u64) {
+    let mut cmd = Command::new("valgrind");
+    cmd.args(["--tool=callgrind", "--collect-atstart=no"])
+        .args(toggles.iter().map(|t| format!("--toggle-collect={t}")))
+        .arg(format!("--callgrind-out-file={}", out_file.display()))
+        .arg(exe)
+        .args(args);
+    if let Some(lib) = preload {
+        cmd.env("LD_PRELOAD", lib).env("UVERBS_PRELOAD_QUIET", "1");
+    }
+    let stdout = output(&mut cmd);
     let profile = std::fs::read_to_string(out_file)
         .unwrap_or_else(|e| fail(&format!("read {}", out_file.display()), e));
     let ir = profile
@@ -735,6 +788,7 @@ fn drive(opts: Opts) {
     if opts.callgrind && !valgrind {
         eprintln!("mlx5-micro: valgrind not found; no instruction counts");
     }
+    let mut libmlx5_m = None;
     if valgrind {
         eprintln!("mlx5-micro: counting instructions with callgrind");
         let exe = std::env::current_exe().expect("the bench's path");
@@ -789,6 +843,25 @@ fn drive(opts: Opts) {
                 .flat_map(|h| h.join().expect("callgrind worker"))
                 .collect()
         });
+        if let Some((bin, lib)) = libmlx5_loop() {
+            eprintln!("mlx5-micro: counting libmlx5's post and poll on the model");
+            let m = mode.m / 4;
+            for (i, row) in rows.iter_mut().enumerate() {
+                let kind = Kind::ALL[i];
+                let (how, toggle) = if kind == Kind::PollCqe {
+                    ("poll", "poll_one")
+                } else {
+                    ("post", "post_one")
+                };
+                let ir = |n: u64| {
+                    let args = [how.to_string(), kind.name().to_string(), n.to_string()];
+                    let out = dir.join(format!("libmlx5.{}.{n}.out", kind.name()));
+                    callgrind_ir_of(&bin, &args, &out, &[toggle], Some(&lib)).0
+                };
+                row.libmlx5_ir = Some((ir(m), ir(2 * m)));
+            }
+            libmlx5_m = Some(m);
+        }
         for (i, row) in rows.iter_mut().enumerate() {
             let r = &results[4 * i..4 * i + 4];
             let name = Kind::ALL[i].name();
@@ -829,8 +902,16 @@ fn drive(opts: Opts) {
         mode.m
     );
     println!();
+    if let Some(m) = libmlx5_m {
+        println!(
+            "libmlx5 instr/op: rdma-core's own provider on the mlx5 model (preload library): Ir of \
+             one ibv_post_send (locks and the generic post path included) or one ibv_poll_cq of a \
+             requester CQE, (Ir(2M) - Ir(M)) / M, M = {m}"
+        );
+    }
+    println!();
     println!(
-        "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>10} | {:>11} |",
+        "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>10} | {:>11} | {:>16} |",
         "kind",
         "WQE",
         "bbs",
@@ -839,10 +920,11 @@ fn drive(opts: Opts) {
         "ns ratio",
         "Rust instr/op",
         "C instr/op",
-        "instr ratio"
+        "instr ratio",
+        "libmlx5 instr/op"
     );
     println!(
-        "|{}|{}|{}|{}|{}|{}|{}|{}|{}|",
+        "|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|",
         "-".repeat(15),
         "-".repeat(30),
         "-".repeat(5),
@@ -851,17 +933,22 @@ fn drive(opts: Opts) {
         "-".repeat(10),
         "-".repeat(15),
         "-".repeat(12),
-        "-".repeat(13)
+        "-".repeat(13),
+        "-".repeat(18)
     );
     let mut json_rows = Vec::new();
     let mut verdicts = Vec::new();
     for (kind, row) in Kind::ALL.iter().zip(&rows) {
         let (rn, cn) = (median(&row.rust_ns), median(&row.c_ns));
         let (ri, ci) = (per_op(row.rust_ir), per_op(row.c_ir));
+        let li = row
+            .libmlx5_ir
+            .zip(libmlx5_m)
+            .map(|((a, b), m)| b.saturating_sub(a) as f64 / m as f64);
         let ns_ratio = rn / cn;
         let ir_ratio = ri.zip(ci).map(|(r, c)| r / c);
         println!(
-            "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>10} | {:>11} |",
+            "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>10} | {:>11} | {:>16} |",
             kind.name(),
             kind.what(),
             if kind.bbs() == 0 {
@@ -874,7 +961,8 @@ fn drive(opts: Opts) {
             fmt(Some(ns_ratio), 2),
             fmt(ri, 1),
             fmt(ci, 1),
-            fmt(ir_ratio, 2)
+            fmt(ir_ratio, 2),
+            fmt(li, 1)
         );
         if kind.bbs() == 1 {
             let instr_ok = ir_ratio.map(|r| r <= 1.0);
@@ -909,7 +997,8 @@ fn drive(opts: Opts) {
             "    {{\"kind\": \"{}\", \"wqe\": \"{}\", \"bbs\": {}, \"rust_ns_per_op\": {}, \
              \"c_ns_per_op\": {}, \"ns_ratio\": {}, \"rust_instr_per_op\": {}, \
              \"c_instr_per_op\": {}, \"instr_ratio\": {}, \"rust_ns_samples\": [{}], \
-             \"c_ns_samples\": [{}], \"rust_ir_m_2m\": {}, \"c_ir_m_2m\": {}}}",
+             \"c_ns_samples\": [{}], \"rust_ir_m_2m\": {}, \"c_ir_m_2m\": {}, \
+             \"libmlx5_instr_per_op\": {}, \"libmlx5_ir_m_2m\": {}}}",
             kind.name(),
             kind.what(),
             kind.bbs(),
@@ -923,6 +1012,8 @@ fn drive(opts: Opts) {
             samples(&row.c_ns),
             ir_json(row.rust_ir),
             ir_json(row.c_ir),
+            num(li),
+            ir_json(row.libmlx5_ir),
         ));
     }
     println!();
