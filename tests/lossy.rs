@@ -1495,6 +1495,11 @@ fn ack_timeout(timeout: u8) -> Duration {
 /// With `give_up`, the test itself moves the queue pair to the error state once that long has
 /// passed after the kill without an error completion (so that even a queue pair that retries for
 /// ever cannot hang the test).
+///
+/// The scenario needs a working stream before the kill. Under TCG on a loaded host the guest can
+/// stall for longer than a short ACK timeout times the retries (4 ms × 4 for timeout 10, retry
+/// 3), and a SEND then fails before the kill: the scenario is run again, at most three times in
+/// all, saying so each time, and the test fails if it never gets that far.
 fn kill_peer_mid_transfer(
     ctx: &Context,
     gid_index: u32,
@@ -1502,6 +1507,28 @@ fn kill_peer_mid_transfer(
     retry: u8,
     give_up: Option<Duration>,
 ) -> (ibv_wc, Duration) {
+    const ATTEMPTS: u32 = 3;
+    for attempt in 1.. {
+        match kill_peer_once(ctx, gid_index, timeout, retry, give_up) {
+            Ok(r) => return r,
+            Err(why) if attempt < ATTEMPTS => eprintln!(
+                "{why}: the stream stalled before the kill (timeout {timeout}, retry_cnt {retry}); \
+                 running the scenario again ({attempt} of {ATTEMPTS})"
+            ),
+            Err(why) => panic!("{why}, in each of {ATTEMPTS} attempts"),
+        }
+    }
+    unreachable!()
+}
+
+/// One run of [`kill_peer_mid_transfer`]'s scenario; `Err` when a SEND failed before the kill.
+fn kill_peer_once(
+    ctx: &Context,
+    gid_index: u32,
+    timeout: u8,
+    retry: u8,
+    give_up: Option<Duration>,
+) -> Result<(ibv_wc, Duration), String> {
     let mut peer = Peer::spawn("sink");
     let (remote, _) = parse_ep(&peer.recv("the sink's endpoint", Duration::from_secs(60)));
     let cq = ctx.create_cq(2 * WINDOW as i32, 0).unwrap();
@@ -1542,14 +1569,14 @@ fn kill_peer_mid_transfer(
             assert_eq!(wc.wr_id(), completed, "completions out of order");
             completed += 1;
             if !wc.is_valid() {
-                let t = killed_at.map(|k| k.elapsed());
-                let t = t.unwrap_or_else(|| {
-                    panic!(
+                let Some(t) = killed_at.map(|k| k.elapsed()) else {
+                    let _ = peer.child.kill();
+                    return Err(format!(
                         "SEND {} failed with {} before the peer was killed",
                         wc.wr_id(),
                         status_name(wc)
-                    )
-                });
+                    ));
+                };
                 errors.push((*wc, t));
             } else if !errors.is_empty() {
                 panic!("SEND {} succeeded after an earlier one failed", wc.wr_id());
@@ -1620,7 +1647,7 @@ fn kill_peer_mid_transfer(
         uverbs::wc_status_str(first.status()),
         errors.len() - 1
     );
-    (first, after)
+    Ok((first, after))
 }
 
 /// The completion of `wr_id`, the next one on `cq`, within 60 s.
