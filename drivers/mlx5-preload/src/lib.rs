@@ -230,29 +230,31 @@ pub unsafe extern "C" fn dup(fd: c_int) -> c_int {
 /// `dup2(2)`.
 #[no_mangle]
 pub unsafe extern "C" fn dup2(fd: c_int, new: c_int) -> c_int {
-    if let Some(dev) = device() {
-        if fd != new {
-            dev.forget(new);
-        }
-    }
     // SAFETY: the caller's descriptors, passed on.
     let r = unsafe { (real::dup2())(fd, new) };
-    share(fd, r);
+    replaced(fd, r);
     r
 }
 
 /// `dup3(2)`.
 #[no_mangle]
 pub unsafe extern "C" fn dup3(fd: c_int, new: c_int, flags: c_int) -> c_int {
-    if let Some(dev) = device() {
-        if fd != new {
-            dev.forget(new);
-        }
-    }
     // SAFETY: the caller's descriptors, passed on.
     let r = unsafe { (real::dup3())(fd, new, flags) };
-    share(fd, r);
+    replaced(fd, r);
     r
+}
+
+/// After `dup2`/`dup3` made `new` (or failed, negative) a duplicate of `fd`: whatever `new` stood
+/// for before is closed (a model file, if it was one), and it now stands for `fd`'s.
+fn replaced(fd: c_int, new: c_int) {
+    if new < 0 || new == fd {
+        return;
+    }
+    if let Some(dev) = device() {
+        dev.forget(new);
+    }
+    share(fd, new);
 }
 
 /// `fcntl(2)`: `F_DUPFD` and `F_DUPFD_CLOEXEC` duplicate as `dup` does (Python's `os.dup` uses the
