@@ -193,6 +193,11 @@ pub struct QpDesc {
     pub bf_reg: usize,
     /// The BlueFlame buffer size (half of `bf_reg_size`); the driver alternates between the halves.
     pub bf_buf_size: u32,
+    /// How many BlueFlame registers, from `bf_reg` on (one every `2 * bf_buf_size` bytes), the QP
+    /// may ring: 1 for a static bfreg, which the kernel chose; for a QP on a UAR object's page the
+    /// kernel (and the HCA) only know the page, and the library may hand the QP either of the
+    /// page's two registers (`MLX5_NON_FP_BFREGS_PER_UAR`).
+    pub bf_regs: u32,
     /// The send CQ.
     pub send_cqn: u32,
     /// The receive CQ.

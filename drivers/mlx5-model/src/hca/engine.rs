@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::exec::Outcome;
 use super::parse;
 use super::state::{event, qps, DbCheck, State};
-use super::{mem, ObjectKind};
+use super::{mem, ObjectKind, QpDesc};
 // The error syndromes of the CQEs the HCA writes are the hardware format's numbers, taken from the
 // driver's definitions rather than written twice. `drivers/tests/mlx5_golden.rs` checks those
 // definitions against `mlx5dv.h`, independently of the driver and this model.
@@ -168,7 +168,7 @@ impl State {
             self.stats.doorbells += 1;
             if qp.db.pending.take().is_some() {
                 self.stats.doorbells_unchecked += 1;
-                qp.db.snap = [None, None];
+                qp.db.snap.clear();
             }
             let target = qp
                 .db
@@ -210,11 +210,14 @@ impl State {
         self.check_doorbell(qpn, now);
     }
 
-    /// Looks for the awaited register write of QP `qpn`. A register the kernel shares between
-    /// QPs (the "medium class" bfregs) may have been overwritten by a sharer before the engine
+    /// Looks for the awaited register write of QP `qpn` in the BlueFlame buffers it may write
+    /// (both halves of its register, or of each register of its UAR page that it may ring). A
+    /// register shared with other QPs (the kernel's "medium class" bfregs, or a UAR object's page
+    /// the library splits between QPs) may have been overwritten by a sharer before the engine
     /// looked: then a doorbell not found counts as unchecked when a sharer's doorbell is there,
-    /// and BlueFlame bodies are not compared (only a register of its own tells an 8-byte doorbell
-    /// from a BlueFlame copy).
+    /// and a BlueFlame body that still differs from the ring when the grace period ends is not
+    /// held against the QP (only a register of its own tells an 8-byte doorbell from a bad
+    /// BlueFlame copy); one equal to the ring is a copy either way.
     fn check_doorbell(&mut self, qpn: u32, now: Instant) {
         let Some(qp) = self.qps.get(&qpn) else {
             return;
@@ -222,22 +225,23 @@ impl State {
         let Some(check) = &qp.db.pending else {
             return;
         };
-        let (reg, half) = (qp.d.bf_reg, qp.d.bf_buf_size as usize);
-        let halves: &[usize] = if half >= 8 { &[0, half] } else { &[0] };
-        let verdict = if reg == 0 || reg % 8 != 0 {
+        let half = qp.d.bf_buf_size as usize;
+        let buffers = bf_buffers(&qp.d);
+        let verdict = if buffers.is_empty() {
             Some(Verdict::Unchecked)
         } else {
+            let regs = bf_registers(&qp.d);
             let sharers: Vec<u32> = self
                 .qps
                 .values()
-                .filter(|q| q.d.bf_reg == reg && q.d.qpn != qpn)
+                .filter(|q| q.d.qpn != qpn && bf_registers(&q.d).iter().any(|r| regs.contains(r)))
                 .map(|q| q.d.qpn)
                 .collect();
-            // SAFETY: the QP's BlueFlame register (both halves) is in its UAR page, live while
-            // the QP is in the table, and 8-aligned.
-            let words: Vec<[u8; 8]> = halves
+            // SAFETY: the QP's BlueFlame buffers are in its UAR page, live while the QP is in the
+            // table, and 8-aligned (`bf_buffers`).
+            let words: Vec<[u8; 8]> = buffers
                 .iter()
-                .map(|&off| unsafe { mem::read_mmio64(reg + off) })
+                .map(|&at| unsafe { mem::read_mmio64(at) })
                 .collect();
             match words.iter().position(|w| *w == check.first8) {
                 None if now < check.deadline => None,
@@ -253,23 +257,28 @@ impl State {
                     })
                 }
                 Some(h) => match &check.body {
-                    Some(body) if body.len() <= half && sharers.is_empty() => {
+                    Some(body) if body.len() <= half => {
                         let mut cur = vec![0u8; body.len()];
-                        // SAFETY: inside the half, as above.
-                        unsafe { mem::read_mmio(reg + halves[h], &mut cur) };
-                        let unchanged = qp.db.snap[h]
-                            .as_ref()
-                            .is_none_or(|s| s.len() >= cur.len() && s[8..cur.len()] == cur[8..]);
+                        // SAFETY: inside one BlueFlame buffer (`body` is at most its size), as
+                        // above.
+                        unsafe { mem::read_mmio(buffers[h], &mut cur) };
+                        let unchanged =
+                            qp.db.snap.get(h).and_then(Option::as_ref).is_none_or(|s| {
+                                s.len() >= cur.len() && s[8..cur.len()] == cur[8..]
+                            });
                         if cur == *body {
                             Some(Verdict::BlueFlame)
                         } else if unchanged {
                             // Only the first 8 bytes changed: an 8-byte doorbell.
                             Some(Verdict::Doorbell)
-                        } else if now >= check.deadline {
-                            Some(Verdict::BadCopy)
-                        } else {
+                        } else if now < check.deadline {
                             // Perhaps a BlueFlame copy still being written: look again.
                             None
+                        } else if !sharers.is_empty() {
+                            // A sharer may have written the rest since: no verdict on the body.
+                            Some(Verdict::Doorbell)
+                        } else {
+                            Some(Verdict::BadCopy)
                         }
                     }
                     _ => Some(Verdict::Doorbell),
@@ -288,15 +297,45 @@ impl State {
         }
         let qp = self.qps.get_mut(&qpn).expect("present");
         qp.db.pending = None;
-        if half >= 8 && reg != 0 && reg % 8 == 0 {
-            for (h, &off) in halves.iter().enumerate() {
-                let mut snap = vec![0u8; half - half % 8];
-                // SAFETY: one half of the live register, as above.
-                unsafe { mem::read_mmio(reg + off, &mut snap) };
-                qp.db.snap[h] = Some(snap);
-            }
+        if half >= 8 {
+            qp.db.snap = buffers
+                .iter()
+                .map(|&at| {
+                    let mut snap = vec![0u8; half - half % 8];
+                    // SAFETY: one live, 8-aligned BlueFlame buffer of the QP, as above.
+                    unsafe { mem::read_mmio(at, &mut snap) };
+                    Some(snap)
+                })
+                .collect();
         }
     }
+}
+
+/// The BlueFlame registers QP `d` may ring: `bf_regs` of them from `bf_reg` on, one every
+/// `2 * bf_buf_size` bytes (just `bf_reg` when its buffers are too small to say where the next one
+/// is); none when its register is unknown or misaligned (its doorbells go unchecked).
+fn bf_registers(d: &QpDesc) -> Vec<usize> {
+    let half = d.bf_buf_size as usize;
+    if d.bf_reg == 0 || d.bf_reg % 8 != 0 {
+        return Vec::new();
+    }
+    if half < 8 || half % 8 != 0 {
+        return vec![d.bf_reg];
+    }
+    (0..d.bf_regs.max(1) as usize)
+        .map(|r| d.bf_reg + r * 2 * half)
+        .collect()
+}
+
+/// The BlueFlame buffers a doorbell of QP `d` may land in: both halves of each of its registers
+/// (the driver alternates between them), or the register itself when it has no halves.
+fn bf_buffers(d: &QpDesc) -> Vec<usize> {
+    let half = d.bf_buf_size as usize;
+    let regs = bf_registers(d);
+    if half < 8 || half % 8 != 0 {
+        return regs;
+    }
+    regs.into_iter().flat_map(|r| [r, r + half]).collect()
 }
 
 enum Verdict {

@@ -119,8 +119,9 @@ pub(super) struct DoorbellWatch {
     pub walk: u32,
     /// A doorbell whose register write has not been seen yet.
     pub pending: Option<DbCheck>,
-    /// The two BlueFlame halves as last read (`None`: unknown).
-    pub snap: [Option<Vec<u8>>; 2],
+    /// The QP's BlueFlame buffers (the halves of its registers, as `engine::bf_buffers` lists them)
+    /// as last read (`None` or missing: unknown).
+    pub snap: Vec<Option<Vec<u8>>>,
 }
 
 /// A doorbell record update whose UAR write is awaited.

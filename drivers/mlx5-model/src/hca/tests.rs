@@ -208,6 +208,9 @@ struct Env {
     next_bfreg: std::cell::Cell<usize>,
     /// The bfreg the next QP gets instead of a fresh one (the kernel shares medium-class ones).
     share_bfreg: std::cell::Cell<Option<usize>>,
+    /// Instead, the next QP is on UAR page `.0` as a whole (a UAR object's page: the HCA learns
+    /// only the page) and rings its register `.1` (0 or 1), as a library that splits the page.
+    uar_page: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 fn env() -> Env {
@@ -219,6 +222,7 @@ fn env() -> Env {
         next_key: std::cell::Cell::new(0x100),
         next_bfreg: std::cell::Cell::new(1),
         share_bfreg: std::cell::Cell::new(None),
+        uar_page: std::cell::Cell::new(None),
     }
 }
 
@@ -357,14 +361,24 @@ impl Env {
         let sq_bytes = sq_blocks as usize * SEND_WQE_BB;
         let buf = Mem::new(rq_bytes + sq_bytes);
         let dbrec = Mem::new(64);
-        let b = self.share_bfreg.take().unwrap_or_else(|| {
-            let b = self.next_bfreg.get();
-            self.next_bfreg.set(b + 1);
-            b
-        });
-        // bfregs 1..3 of each 4 KiB UAR (0 is doorbell-only).
-        let (page, k) = (b / 3, 1 + b % 3);
-        let bf_off = page * 4096 + BF_OFFSET + k * 512;
+        let (bf_off, bf_reg, bf_regs) = match self.uar_page.take() {
+            Some((page, k)) => (
+                page * 4096 + BF_OFFSET + k * 512,
+                page * 4096 + BF_OFFSET,
+                2,
+            ),
+            None => {
+                let b = self.share_bfreg.take().unwrap_or_else(|| {
+                    let b = self.next_bfreg.get();
+                    self.next_bfreg.set(b + 1);
+                    b
+                });
+                // bfregs 1..3 of each 4 KiB UAR (0 is doorbell-only).
+                let (page, k) = (b / 3, 1 + b % 3);
+                let off = page * 4096 + BF_OFFSET + k * 512;
+                (off, off, 1)
+            }
+        };
         let uidx = 0x1000 + qpn;
         self.hca.create_qp(QpDesc {
             qpn,
@@ -376,8 +390,9 @@ impl Env {
             sq_offset: rq_bytes,
             sq_wqe_cnt: sq_blocks,
             dbrec: dbrec.addr(),
-            bf_reg: self.uar.addr() + bf_off,
+            bf_reg: self.uar.addr() + bf_reg,
             bf_buf_size: 256,
+            bf_regs,
             send_cqn: cqn,
             recv_cqn: cqn,
             srqn,
@@ -1842,6 +1857,65 @@ fn a_shared_blueflame_register_raises_no_false_alarm() {
     let st = e.hca.stats();
     assert_eq!(st.doorbells_missing + st.blueflame_mismatches, 0, "{st:?}");
     assert!(st.uar_doorbells + st.blueflame_copies > 0, "{st:?}");
+}
+
+#[test]
+fn qps_on_a_uar_page_may_ring_either_of_its_registers() {
+    let e = env();
+    let mut ca = e.cq(1, 64, 64);
+    let mut cc = e.cq(3, 64, 64);
+    let mut cd = e.cq(4, 64, 64);
+    let _cb = e.cq(2, 16, 64);
+    // a and c share page 3, one register each; d is alone on page 2, on its second register.
+    e.uar_page.set(Some((3, 0)));
+    let mut a = e.qp(0x10, Transport::Rc, 1, 16, 0);
+    let _b = e.qp(0x20, Transport::Rc, 2, 16, 0);
+    e.uar_page.set(Some((3, 1)));
+    let mut c = e.qp(0x30, Transport::Rc, 3, 16, 0);
+    e.uar_page.set(Some((2, 1)));
+    let mut d = e.qp(0x40, Transport::Rc, 4, 16, 0);
+    for q in [0x10, 0x30, 0x40] {
+        e.connect(q, 0x20, 7, 3);
+    }
+    e.connect(0x20, 0x10, 7, 3);
+    let tx = e.region(4096, ALL_ACCESS);
+    let target = e.region(4096, ALL_ACCESS);
+    for i in 0..60u64 {
+        let sges = [tx.sge(0, 8 + (i % 5) as u32 * 8)];
+        let wr = write_wr(i, &sges, target.addr(0), target.key);
+        let (q, cq) = match i % 3 {
+            0 => (&mut a, &mut ca),
+            1 => (&mut c, &mut cc),
+            _ => (&mut d, &mut cd),
+        };
+        q.post(&wr, &e.uar);
+        cq.one(q);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let st = e.hca.stats();
+    assert_eq!(st.doorbells_missing + st.blueflame_mismatches, 0, "{st:?}");
+    assert_eq!(st.blueflame_copies, 60, "every copy recognised: {st:?}");
+    // Alone on its page, d is checked as strictly as a QP on a register of its own: a BlueFlame
+    // copy whose body differs from the ring is caught.
+    let sges = [tx.sge(0, 8)];
+    d.sq.post(&write_wr(99, &sges, target.addr(8), target.key), None)
+        .unwrap();
+    d.dbrec
+        .store_be32(4 * SND_DBR, d.sq.doorbell_record().get());
+    let wqe_at = ((d.sq.producer_index() - 1) as usize % 16) * 64;
+    let mut copy: [u8; 64] = d.buf.read(wqe_at, 64).try_into().unwrap();
+    copy[40] ^= 0xff;
+    let mut reg = Reg {
+        uar: &e.uar,
+        base: d.bf_off,
+    };
+    reg.write_block64(d.bf.offset, &copy);
+    cd.one(&mut d);
+    let deadline = Instant::now() + WAIT;
+    while e.hca.stats().blueflame_mismatches == 0 {
+        assert!(Instant::now() < deadline, "{:?}", e.hca.stats());
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 #[test]

@@ -148,6 +148,7 @@ impl File {
             dbrec: ucmd.db_addr as usize,
             bf_reg: ctx.uars.reg_addr(bfreg_index, caps::BF_REG_SIZE),
             bf_buf_size: caps::BF_REG_SIZE / 2,
+            bf_regs: 1,
             send_cqn,
             recv_cqn,
             srqn,
