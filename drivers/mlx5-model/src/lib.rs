@@ -18,8 +18,9 @@
 //!   `mlx5_ib`'s `main.c`, `cq.c`, `qp.c`, `srq.c` and `ah.c` do, with their errno values, reads and
 //!   writes user memory only through checked copies (`uaccess`), hands the HCA descriptors of the
 //!   objects, and delivers the HCA's completion and async events through real event files
-//!   (`events`). The UAR pages are pages of a memfd the driver maps (`uar`); the sysfs directory is
-//!   a temporary tree (`sysfs`).
+//!   (`events`). The UAR pages are memfd pages the driver maps (`uar`): a context's static pages,
+//!   or, for a library that asks for dynamic UARs as libmlx5 does, pages allocated one by one as
+//!   UAR objects; the sysfs directory is a temporary tree (`sysfs`).
 //! * the silicon half ([`hca`]): the HCA's tables and an engine thread that executes the WQEs the
 //!   driver posts.
 //!
@@ -82,11 +83,13 @@ use hca::{CqDesc, EventSink, Hca, HcaStats, MrDesc, QpAttrs, QpDesc, SrqDesc};
 pub enum IoctlSupport {
     /// The methods of Linux 6.1 that the library uses: `GET_CONTEXT`, `ASYNC_EVENT_ALLOC`,
     /// `QUERY_PORT`, the GID table and entry queries, CQ, QP and SRQ creation and destruction, the
-    /// other destroy methods, and `INVOKE_WRITE`.
+    /// other destroy methods, and `INVOKE_WRITE`; and mlx5_ib's UAR objects, which libmlx5 uses.
     #[default]
     Full,
     /// Only `INVOKE_WRITE`, as a kernel from before the verbs moved to ioctl methods: every other
     /// method is `EPROTONOSUPPORT`, and the library uses the write commands and sysfs instead.
+    /// Such a kernel does not know dynamic UARs either: it gives static bfregs to a context that
+    /// asks for them.
     InvokeWriteOnly,
 }
 
@@ -238,6 +241,8 @@ pub struct ObjectCounts {
     pub srqs: usize,
     /// Address handles.
     pub ahs: usize,
+    /// UAR objects (dynamic UAR pages, `MLX5_IB_OBJECT_UAR`).
+    pub uars: usize,
 }
 
 impl std::ops::Add for ObjectCounts {
@@ -252,6 +257,7 @@ impl std::ops::Add for ObjectCounts {
             qps: self.qps + o.qps,
             srqs: self.srqs + o.srqs,
             ahs: self.ahs + o.ahs,
+            uars: self.uars + o.uars,
         }
     }
 }
@@ -377,6 +383,8 @@ struct DevState {
     qpn: Ids,
     srqn: Ids,
     mkey: Ids,
+    /// UAR indices of UAR objects (`mlx5_cmd_uar_alloc`).
+    uar: Ids,
     mkey_variant: u8,
     next_file: u64,
     next_tag: u64,
@@ -517,6 +525,9 @@ impl Device {
                 qpn: Ids::new(0x100, 0xff_fffe),
                 srqn: Ids::new(0x40, 0xff_ffff),
                 mkey: Ids::new(0x10, 0xff_ffff),
+                // The first UARs are mlx5_core's own (its EQs and the kernel's bfregs); a CQ names
+                // its UAR in 16 bits (`mlx5_ib_create_cq.uar_page_index`).
+                uar: Ids::new(0x10, 0xffff),
                 mkey_variant: 0,
                 next_file: 0,
                 next_tag: 0,
@@ -579,6 +590,14 @@ impl Device {
 
     pub(crate) fn free_srqn(&self, n: u32) {
         self.lock().srqn.free(n)
+    }
+
+    pub(crate) fn alloc_uar_index(&self) -> std::result::Result<u32, Errno> {
+        self.lock().uar.alloc().ok_or(Errno::ENOMEM)
+    }
+
+    pub(crate) fn free_uar_index(&self, n: u32) {
+        self.lock().uar.free(n)
     }
 
     /// A new MKey: index << 8 | a variant byte that changes with every registration.
@@ -718,9 +737,11 @@ impl Device {
 /// * Doorbell records must be 8-byte aligned (4 for an SRQ's), queue buffers 64-byte aligned, RQs
 ///   have a power-of-two number of WQEs of 16 to 512 bytes, and a QP with a queue must name its
 ///   buffer: the firmware of a ConnectX refuses the others too, the kernel only later.
+/// * A CQ or QP may name only a UAR object of its own context: without DEVX the firmware would take
+///   any allocated UAR, another context's too, whose page the model could not watch safely.
 /// * Not modelled: memory windows (`ALLOC_MW` is `EOPNOTSUPP`, `max_mw` 0), XRC, raw packet QPs,
-///   DC, alternate paths, dynamic UARs and DEVX (a context asking for them gets static bfregs / an
-///   error), CQE compression and 128-byte CQE padding, CQ flags, resizing, `REQ_NOTIFY_CQ` (mlx5
+///   DC, alternate paths, DEVX (a context asking for it gets an error), the legacy dynamic bfregs
+///   (`num_dyn_bfregs` 0, `MLX5_IB_MMAP_ALLOC_WC`), CQE compression and 128-byte CQE padding, CQ flags, resizing, `REQ_NOTIFY_CQ` (mlx5
 ///   arms through the doorbell), the kernel's `POST_SEND`/`POST_RECV`/`POLL_CQ`, the core clock
 ///   page.
 /// * Event files are pipes: a read returns at most what was asked for (the kernel refuses a buffer

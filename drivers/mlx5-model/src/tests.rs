@@ -422,8 +422,14 @@ fn ioctl_headers_and_attributes_are_checked() {
         RawIoctl::new(dev, 99, &good).run(&file),
         Err(Errno::EPROTONOSUPPORT)
     );
+    // A driver object the model does not have (VAR objects, for virtio doorbells).
     assert_eq!(
-        RawIoctl::new(0x1008, 0x1000, &[]).run(&file),
+        RawIoctl::new(
+            uapi::MLX5_IB_OBJECT_VAR,
+            uapi::MLX5_IB_METHOD_VAR_OBJ_ALLOC,
+            &[]
+        )
+        .run(&file),
         Err(Errno::EPROTONOSUPPORT)
     );
     // SAFETY: an unmapped header address: the model must answer EFAULT without touching it.
@@ -1688,6 +1694,264 @@ fn uar_pages_are_shared_with_the_model() {
     );
 }
 
+/// `MLX5_IB_METHOD_UAR_OBJ_ALLOC` of allocation type `ty`: the handle, page index, mmap offset
+/// and length.
+fn alloc_uar(ctx: &Ucontext, ty: u64) -> std::result::Result<(u32, u32, u64, u32), Errno> {
+    use uverbs_drivers::chan::IoctlCmd;
+    use uverbs_drivers::error::Verb;
+    let (mut page_id, mut offset, mut length) = (0u32, 0u64, 0u32);
+    let mut cmd = IoctlCmd::new(uapi::MLX5_IB_OBJECT_UAR, uapi::MLX5_IB_METHOD_UAR_OBJ_ALLOC);
+    let h = cmd.new_idr(uapi::MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE);
+    cmd.in_u64(uapi::MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, ty);
+    cmd.out_obj(uapi::MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, &mut offset);
+    cmd.out_obj(uapi::MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, &mut length);
+    cmd.out_obj(uapi::MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, &mut page_id);
+    // SAFETY: the outputs are this function's locals; the new object is the caller's.
+    unsafe { ctx.channel().ioctl(Verb::Mmap, &mut cmd) }.map_err(errno)?;
+    let handle = cmd.handle(h);
+    Ok((handle, page_id, offset, length))
+}
+
+/// `MLX5_IB_METHOD_UAR_OBJ_DESTROY`.
+fn destroy_uar(ctx: &Ucontext, handle: u32) -> std::result::Result<(), Errno> {
+    use uverbs_drivers::chan::IoctlCmd;
+    use uverbs_drivers::error::Verb;
+    let mut cmd = IoctlCmd::new(
+        uapi::MLX5_IB_OBJECT_UAR,
+        uapi::MLX5_IB_METHOD_UAR_OBJ_DESTROY,
+    );
+    cmd.idr(uapi::MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE, handle);
+    // SAFETY: destroys a UAR object of the test's own, which nothing else uses.
+    unsafe { ctx.channel().ioctl(Verb::Mmap, &mut cmd) }.map_err(errno)
+}
+
+#[test]
+fn dynamic_uars_as_libmlx5_uses_them() {
+    const BF: u64 = uapi::MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF as u64;
+    const NC: u64 = uapi::MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC as u64;
+    let (model, rec) = recorded(ModelConfig::default());
+    let info = model.device_info();
+    let page = uverbs_drivers::sys::page_size();
+    let shift = page.trailing_zeros();
+    // libmlx5's request: dynamic UARs asked for, so no static bfregs are given.
+    let mut req = uverbs_drivers::mlx5::Mlx5Context::request();
+    req.lib_caps |= uapi::MLX5_LIB_CAP_DYN_UAR;
+    let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
+    let ctx = Ucontext::open(
+        &info,
+        CommandPath::Auto,
+        req.as_bytes(),
+        resp.as_mut_bytes(),
+    )
+    .unwrap();
+    assert_eq!((resp.tot_bfregs, resp.num_dyn_bfregs), (0, 0));
+    assert_eq!(resp.bf_reg_size, 512);
+    let file = context_file(&ctx);
+    let e = |len: usize, off: u64| file.0.mmap(len, off).unwrap_err().raw_os_error();
+    assert_eq!(e(page, 0), Some(libc::EINVAL), "no static pages");
+
+    // UAR objects: the type is a 32-bit enum of two values; offsets from command 9 on.
+    assert_eq!(alloc_uar(&ctx, 2), Err(Errno::EOPNOTSUPP));
+    assert_eq!(alloc_uar(&ctx, 1 << 32), Err(Errno::EINVAL));
+    let (nc, nc_page, nc_off, len) = alloc_uar(&ctx, NC).unwrap();
+    let (bf, bf_page, bf_off, _) = alloc_uar(&ctx, BF).unwrap();
+    assert_eq!(len as usize, page);
+    assert_eq!(nc_off, (9 << 8) << shift);
+    assert_eq!(bf_off, ((9 << 8) | 1) << shift);
+    assert_ne!(nc_page, bf_page);
+    assert_eq!(model.objects().uars, 2);
+    assert_eq!(
+        e(2 * page, bf_off),
+        Some(libc::EINVAL),
+        "the entry's length"
+    );
+    assert_eq!(
+        e(page, ((9 << 8) | 2) << shift),
+        Some(libc::EINVAL),
+        "no entry"
+    );
+    let nc_map = file.0.mmap(page, nc_off).unwrap();
+    let bf_map = file.0.mmap(page, bf_off).unwrap();
+    let again = file.0.mmap(page, bf_off).unwrap();
+    // SAFETY: the mappings are one page each and live; the test is their only user.
+    unsafe {
+        std::ptr::write_volatile(bf_map.as_mut_ptr().add(0xb00).cast::<u64>(), 7);
+        assert_eq!(
+            std::ptr::read_volatile(again.as_ptr().add(0xb00).cast::<u64>()),
+            7
+        );
+        assert_eq!(
+            std::ptr::read_volatile(nc_map.as_ptr().add(0xb00).cast::<u64>()),
+            0
+        );
+        std::ptr::write_volatile(bf_map.as_mut_ptr().add(0xb00).cast::<u64>(), 0);
+    }
+    drop(again);
+
+    // A CQ names its UAR page: there is no static one to default to, and an index that is not one
+    // of the context's UARs is refused.
+    let pd = alloc_pd(&ctx);
+    let chan = ctx.create_comp_channel().unwrap();
+    let cqm = CqMem::new(15);
+    for i in 0..cqm.ncqe as usize {
+        // SAFETY: the buffer holds `ncqe` 64-byte entries; op_own is the last byte of each.
+        unsafe { cqm.buf.as_ptr().cast_mut().add(i * 64 + 63).write(0xf0) };
+    }
+    let new_cq = |cmd: &uapi::mlx5_ib_create_cq| {
+        let mut out = uapi::mlx5_ib_create_cq_resp::new_zeroed();
+        // SAFETY: `cmd` names `cqm`'s ring and doorbell record, which outlive the CQ (destroyed
+        // below).
+        unsafe {
+            ctx.create_cq_with_udata(
+                cqm.ncqe - 1,
+                0xfeed,
+                0,
+                Some(chan.as_fd()),
+                cmd.as_bytes(),
+                out.as_mut_bytes(),
+            )
+        }
+        .map(|(h, _)| (h, out.cqn))
+        .map_err(errno)
+    };
+    let mut cmd = cqm.cmd();
+    assert_eq!(new_cq(&cmd), Err(Errno::EINVAL));
+    cmd.flags = uapi::MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX;
+    cmd.uar_page_index = (nc_page + bf_page + 1) as u16;
+    assert_eq!(new_cq(&cmd), Err(Errno::EINVAL));
+    cmd.uar_page_index = nc_page as u16;
+    let (cq, cqn) = new_cq(&cmd).unwrap();
+
+    // A QP names its page too (in `bfreg_index`): no static bfreg, no legacy dynamic bfreg, not
+    // both flags; the answer names no bfreg.
+    let qm = QpMem::new(16, 16);
+    let init = qp_init(pd, cq, uapi::IB_UVERBS_QPT_RC, 16);
+    let new_qp = |flags: u32, index: u32| {
+        let mut c = qm.cmd(1);
+        c.flags = flags;
+        c.bfreg_index = index;
+        // SAFETY: `qm` outlives the QP (destroyed below).
+        unsafe { create_qp(&ctx, &init, &c) }.map_err(errno)
+    };
+    assert_eq!(new_qp(0, 0).unwrap_err(), Errno::EINVAL);
+    assert_eq!(
+        new_qp(uapi::MLX5_QP_FLAG_BFREG_INDEX, 0).unwrap_err(),
+        Errno::EINVAL
+    );
+    let both = uapi::MLX5_QP_FLAG_BFREG_INDEX | uapi::MLX5_QP_FLAG_UAR_PAGE_INDEX;
+    assert_eq!(new_qp(both, bf_page).unwrap_err(), Errno::EINVAL);
+    assert_eq!(
+        new_qp(uapi::MLX5_QP_FLAG_UAR_PAGE_INDEX, 0xdead).unwrap_err(),
+        Errno::EINVAL
+    );
+    let (qp, qp_resp) = new_qp(uapi::MLX5_QP_FLAG_UAR_PAGE_INDEX, bf_page).unwrap();
+    assert_eq!(qp_resp.bfreg_index, 1 << 31, "MLX5_IB_INVALID_BFREG");
+    let desc = *rec.qps.lock().unwrap().last().unwrap();
+    assert_eq!((desc.bf_regs, desc.bf_buf_size), (2, 256));
+    connect_rc(&ctx, qp.handle, qp.qpn).unwrap();
+
+    // An RDMA WRITE: the CQ armed through the NC page, the WQE copied (BlueFlame) into the BF
+    // page's second register, where libmlx5 puts the second QP of a page.
+    let mut mem = pages(1);
+    mem[..8].copy_from_slice(b"dyn-uar!");
+    let a = mem.as_ptr() as u64;
+    let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
+    // SAFETY: deregistered at the end, before `mem`; the WRITEs are waited for.
+    let mr = unsafe { ctx.reg_mr(pd, a, 4096, a, rw) }.unwrap();
+    let wqe = |index: u16, to: u64| {
+        let mut w = [0u8; 64];
+        w[0..4].copy_from_slice(&((u32::from(index) << 8) | 0x08).to_be_bytes());
+        w[4..8].copy_from_slice(&((qp.qpn << 8) | 3).to_be_bytes());
+        w[11] = 0x08; // CQ_UPDATE
+        w[16..24].copy_from_slice(&to.to_be_bytes());
+        w[24..28].copy_from_slice(&mr.rkey.to_be_bytes());
+        w[32..36].copy_from_slice(&8u32.to_be_bytes());
+        w[36..40].copy_from_slice(&mr.lkey.to_be_bytes());
+        w[40..48].copy_from_slice(&a.to_be_bytes());
+        w
+    };
+    let sq = qm.buf.as_ptr() as usize + 512;
+    let first = wqe(0, a + 2048);
+    // SAFETY: the WQE goes into the SQ ring the QP owns; the doorbell records are aligned words of
+    // pages the test owns; the UAR registers written are inside their one-page mappings.
+    unsafe {
+        std::ptr::copy_nonoverlapping(first.as_ptr(), sq as *mut u8, 64);
+        (*((cqm.db.as_ptr() as usize + 4) as *const std::sync::atomic::AtomicU32))
+            .store(0, std::sync::atomic::Ordering::Release);
+        let arm = u64::from(cqn);
+        std::ptr::write_volatile(nc_map.as_mut_ptr().add(0x20).cast::<u64>(), arm.to_be());
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        (*((qm.db.as_ptr() as usize + 4) as *const std::sync::atomic::AtomicU32))
+            .store(1u32.to_be(), std::sync::atomic::Ordering::Release);
+        for (i, word) in first.chunks_exact(8).enumerate() {
+            std::ptr::write_volatile(
+                bf_map.as_mut_ptr().add(0xa00 + 8 * i).cast::<u64>(),
+                u64::from_ne_bytes(word.try_into().unwrap()),
+            );
+        }
+    }
+    let ev =
+        uverbs_drivers::event::read_comp_event(chan.as_fd(), Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(ev, Some(0xfeed));
+    assert_eq!(&mem[2048..2056], b"dyn-uar!");
+
+    // The UAR object goes while the QP still rings its page: the offset maps nothing more and the
+    // next allocation takes it, with another page; the QP's doorbells still reach the HCA (an
+    // 8-byte doorbell, into the first register this time).
+    destroy_uar(&ctx, bf).unwrap();
+    assert_eq!(destroy_uar(&ctx, bf), Err(Errno::ENOENT));
+    assert_eq!(model.objects().uars, 1);
+    assert_eq!(e(page, bf_off), Some(libc::EINVAL));
+    let (bf2, bf2_page, bf2_off, _) = alloc_uar(&ctx, BF).unwrap();
+    assert_eq!(bf2_off, bf_off);
+    assert_ne!(bf2_page, bf_page);
+    let second = wqe(1, a + 2056);
+    // SAFETY: as above; the old page is still mapped (`bf_map`).
+    unsafe {
+        std::ptr::copy_nonoverlapping(second.as_ptr(), (sq + 64) as *mut u8, 64);
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        (*((qm.db.as_ptr() as usize + 4) as *const std::sync::atomic::AtomicU32))
+            .store(2u32.to_be(), std::sync::atomic::Ordering::Release);
+        std::ptr::write_volatile(
+            bf_map.as_mut_ptr().add(0x800).cast::<u64>(),
+            u64::from_ne_bytes(second[..8].try_into().unwrap()),
+        );
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    // SAFETY: an aligned word of `mem`, which the HCA writes (the test only reads it).
+    let landed = || unsafe { std::ptr::read_volatile(mem.as_ptr().add(2056).cast::<[u8; 8]>()) };
+    while &landed() != b"dyn-uar!" {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let st = model.stats().hca;
+    assert_eq!(
+        (st.blueflame_copies, st.uar_doorbells, st.doorbells_missing),
+        (1, 1, 0),
+        "{st:?}"
+    );
+    assert_eq!(st.arm_doorbell_mismatches, 0, "{st:?}");
+
+    ctx.destroy_qp(qp.handle).unwrap();
+    ctx.destroy_cq(cq).unwrap();
+    ctx.dereg_mr(mr.handle).unwrap();
+    ctx.dealloc_pd(pd).unwrap();
+    destroy_uar(&ctx, nc).unwrap();
+    // UAR objects left at close go with the file.
+    assert_eq!(model.objects().uars, 1);
+    let _ = bf2;
+    drop((ctx, file));
+    let left = model.objects();
+    assert_eq!((left.contexts, left.uars), (0, 0), "{left:?}");
+
+    // A context of static bfregs may have UAR objects too.
+    let sctx = open_info(&info, CommandPath::Auto);
+    let (h, _, off, _) = alloc_uar(&sctx, BF).unwrap();
+    assert_eq!(off, (9 << 8) << shift);
+    destroy_uar(&sctx, h).unwrap();
+}
+
 #[test]
 fn each_context_opens_its_own_file_and_files_close() {
     let model = Mlx5Model::new().unwrap();
@@ -1871,6 +2135,63 @@ fn rc_loopback_through_the_hca() {
 }
 
 #[test]
+fn get_context_with_dynamic_uars() {
+    use super::kernel::{File, Udata};
+    use super::objects::FileState;
+    let model = Mlx5Model::new().unwrap();
+    let file = File::new(Arc::clone(&model.dev));
+    let mut req = uverbs_drivers::mlx5::Mlx5Context::request();
+    let get = |req: &uapi::mlx5_ib_alloc_ucontext_req_v2| {
+        let mut st = FileState::default();
+        let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
+        file.get_context(
+            &mut st,
+            &Udata::for_test(req.as_bytes(), resp.as_mut_bytes()),
+        )
+        .map(|()| resp)
+    };
+    // Static bfregs: a request for none is refused, as one for too many.
+    req.total_num_bfregs = 0;
+    req.num_low_latency_bfregs = 0;
+    assert_eq!(get(&req).unwrap_err(), Errno::EINVAL);
+    req.total_num_bfregs = 513;
+    assert_eq!(get(&req).unwrap_err(), Errno::ENOMEM);
+    req.total_num_bfregs = u32::MAX; // ALIGN wraps to 0
+    assert_eq!(get(&req).unwrap_err(), Errno::EINVAL);
+    // Dynamic UARs: the static count is not looked at (beyond the low-latency check), and none
+    // are given.
+    req.lib_caps |= uapi::MLX5_LIB_CAP_DYN_UAR;
+    for total in [0, 513, u32::MAX] {
+        req.total_num_bfregs = total;
+        let resp = get(&req).unwrap();
+        assert_eq!((resp.tot_bfregs, resp.num_dyn_bfregs), (0, 0));
+        assert_eq!(resp.bf_reg_size, 512);
+    }
+    req.total_num_bfregs = 4;
+    req.num_low_latency_bfregs = 4;
+    assert_eq!(get(&req).unwrap_err(), Errno::EINVAL);
+    // DEVX is refused whatever the UARs.
+    req.num_low_latency_bfregs = 0;
+    req.flags = uapi::MLX5_IB_ALLOC_UCTX_DEVX;
+    assert_eq!(get(&req).unwrap_err(), Errno::EOPNOTSUPP);
+    // A kernel from before the ioctl methods does not know the capability: static bfregs.
+    req.flags = 0;
+    let old = Mlx5Model::with_config(ModelConfig {
+        ioctl: IoctlSupport::InvokeWriteOnly,
+        ..ModelConfig::default()
+    })
+    .unwrap();
+    let file = File::new(Arc::clone(&old.dev));
+    let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
+    file.get_context(
+        &mut FileState::default(),
+        &Udata::for_test(req.as_bytes(), resp.as_mut_bytes()),
+    )
+    .unwrap();
+    assert_eq!(resp.tot_bfregs, 4);
+}
+
+#[test]
 fn cqe_version_0_and_the_first_request_format() {
     use super::kernel::{File, Udata};
     use super::objects::{CqParams, FileState, QpParams};
@@ -1889,6 +2210,7 @@ fn cqe_version_0_and_the_first_request_format() {
         file.get_context(&mut st, &Udata::for_test(req_bytes, resp.as_mut_bytes()))
             .unwrap();
         assert_eq!(resp.cqe_version, 0);
+        assert_eq!(resp.tot_bfregs, 16);
         let mut pdn = [0u8; 4];
         let pd = file
             .alloc_pd(&mut st, &Udata::for_test(&[], &mut pdn))

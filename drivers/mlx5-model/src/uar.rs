@@ -12,6 +12,14 @@
 //! (high class), those in between are shared by the QPs, least used first (medium class), and the
 //! QP learns its register's index in the user numbering of 4 bfregs per UAR
 //! (`mlx5_ib_create_qp_resp.bfreg_index`).
+//!
+//! A context whose library asks for dynamic UARs (`MLX5_LIB_CAP_DYN_UAR`, which libmlx5 always
+//! does) gets no static pages at all (`tot_bfregs` 0): it allocates UAR pages one at a time as
+//! `MLX5_IB_OBJECT_UAR` objects ([`DynUar`]), maps each at the offset of its mmap entry
+//! ([`entry_mmap_offset`], the kernel's `mlx5_entry_to_mmap_offset`), and names the page by its
+//! index when it creates a CQ or QP. Each such page is a memfd of its own, so that it lives as long
+//! as the driver's mapping of it or the model's, whichever goes last, as the kernel keeps a UAR
+//! until its object is destroyed and its last mapping gone.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -31,9 +39,85 @@ pub(super) const MAX_BFREGS: u32 = 256 * NON_FP_BFREGS_PER_UAR;
 /// Offset of the first BlueFlame register in a UAR (`MLX5_BF_OFFSET`).
 pub(super) const BF_OFFSET: usize = 0x800;
 
+/// The first command of the mmap offsets the kernel hands out for mmap entries
+/// (`MLX5_IB_MMAP_OFFSET_START`).
+const MMAP_OFFSET_START: u32 = 9;
+/// The last one (`MLX5_IB_MMAP_OFFSET_END`).
+const MMAP_OFFSET_END: u32 = 255;
+/// The lowest page offset key of an mmap entry (`rdma_user_mmap_entry_insert_range`'s `min_pgoff`
+/// for mlx5's entries).
+pub(super) const MIN_ENTRY_PGOFF: u32 = MMAP_OFFSET_START << 16;
+/// The highest one (its `max_pgoff`).
+pub(super) const MAX_ENTRY_PGOFF: u32 = (MMAP_OFFSET_END << 16) | 0xffff;
+
 /// The memfd of a model file's UAR pages (empty until the context says how many).
 pub(super) fn create_memfd() -> Result<OwnedFd, Errno> {
     memfd_create(UAR_MEMFD_NAME, MFdFlags::MFD_CLOEXEC)
+}
+
+/// The mmap offset of the entry whose page offset key is `pgoff` (`mlx5_entry_to_mmap_offset`):
+/// the command in bits 8..16 of the page offset, the index's low byte below it and its high byte
+/// in bits 16..24.
+pub(super) fn entry_mmap_offset(pgoff: u32) -> u64 {
+    let cmd = u64::from(pgoff >> 16);
+    let index = u64::from(pgoff & 0xffff);
+    let page_shift = uverbs_drivers::sys::page_size().trailing_zeros();
+    (((index >> 8) << 16) | (cmd << 8) | (index & 0xff)) << page_shift
+}
+
+/// The entry key a mapping at page offset `vm_pgoff` names (`mlx5_vma_to_pgoff`: the command,
+/// then the extended index).
+pub(super) fn vma_to_entry_pgoff(vm_pgoff: u64) -> u32 {
+    let command = (vm_pgoff >> 8) & 0xff;
+    let index = (vm_pgoff & 0xff) | (((vm_pgoff >> 16) & 0xff) << 8);
+    ((command << 16) | index) as u32
+}
+
+/// A UAR page allocated as an object (`MLX5_IB_METHOD_UAR_OBJ_ALLOC`, the kernel's
+/// `alloc_uar_entry`): one system page, a memfd of its own that the driver maps with `mmap` at its
+/// entry's offset, and the model's mapping of it, through which the HCA watches its doorbell and
+/// BlueFlame registers. CQs and QPs created on the page hold it, so that the model's mapping
+/// outlives them even if the object is destroyed first.
+#[derive(Debug)]
+pub(super) struct DynUar {
+    /// The UAR's index on the device (`page_idx`): what `CREATE_CQ` and `CREATE_QP` name. (Whether
+    /// the page was asked for write-combining or non-cached only changes the caching of the
+    /// driver's mapping, which the model's memory does not have.)
+    pub page_id: u32,
+    memfd: OwnedFd,
+    /// The model's view of the page.
+    map: memmap2::MmapRaw,
+}
+
+impl DynUar {
+    /// A new, zeroed page with index `page_id`.
+    pub fn new(page_id: u32) -> Result<DynUar, Errno> {
+        let memfd = create_memfd()?;
+        let page_size = uverbs_drivers::sys::page_size();
+        nix::unistd::ftruncate(&memfd, page_size as libc::off_t)?;
+        let map = uverbs_drivers::sys::map_shared(memfd.as_fd(), page_size, 0)
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::ENOMEM)))?;
+        Ok(DynUar {
+            page_id,
+            memfd,
+            map,
+        })
+    }
+
+    /// The model's address of the page: its `+0x20` register takes CQ arm doorbells, its
+    /// BlueFlame registers start at [`BF_OFFSET`].
+    pub fn base(&self) -> usize {
+        self.map.as_ptr() as usize
+    }
+
+    /// Maps the page for the driver (`rdma_user_mmap_io`: the mapping must be exactly the entry's
+    /// length, one page).
+    pub fn map_page(&self, len: usize) -> std::io::Result<memmap2::MmapRaw> {
+        if len != uverbs_drivers::sys::page_size() {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        uverbs_drivers::sys::map_shared(self.memfd.as_fd(), len, 0)
+    }
 }
 
 /// The UAR pages of a context and their bfreg usage.
@@ -84,6 +168,11 @@ impl Uars {
     #[cfg(test)]
     pub fn pages(&self) -> u32 {
         self.pages
+    }
+
+    /// The static bfregs of the context (`tot_bfregs`): two per UAR.
+    pub fn total_bfregs(&self) -> u32 {
+        self.max_bfregs()
     }
 
     fn max_bfregs(&self) -> u32 {
@@ -176,6 +265,23 @@ impl Uars {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mmap_entry_offsets_follow_the_kernel() {
+        let shift = uverbs_drivers::sys::page_size().trailing_zeros();
+        // Command 9, index 0: the first entry; the index's high byte goes to bits 16..24.
+        assert_eq!(entry_mmap_offset(MIN_ENTRY_PGOFF), 0x900 << shift);
+        assert_eq!(entry_mmap_offset(0x9_0123), 0x1_0923 << shift);
+        assert_eq!(entry_mmap_offset(MAX_ENTRY_PGOFF), 0xff_ffff << shift);
+        for key in [MIN_ENTRY_PGOFF, 0x9_0123, 0x2a_ff01, MAX_ENTRY_PGOFF] {
+            assert_eq!(vma_to_entry_pgoff(entry_mmap_offset(key) >> shift), key);
+        }
+        // The kernel reads no bits above 24 of the page offset.
+        assert_eq!(vma_to_entry_pgoff((1 << 30) | 0x900), MIN_ENTRY_PGOFF);
+        let page = DynUar::new(0x10).unwrap();
+        assert!(page.map_page(uverbs_drivers::sys::page_size()).is_ok());
+        assert!(page.map_page(2 * uverbs_drivers::sys::page_size()).is_err());
+    }
 
     #[test]
     fn allocation_follows_the_kernel() {

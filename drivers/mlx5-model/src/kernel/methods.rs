@@ -23,6 +23,7 @@ use super::qp::{
 use super::srq::{
     m_srq_create, m_srq_destroy, w_create_srq, w_destroy_srq, w_modify_srq, w_query_srq,
 };
+use super::uar::m_uar_alloc;
 use super::write::{m_invoke_write, Io};
 use super::{sz, File};
 use crate::objects::FileState;
@@ -605,6 +606,24 @@ mod specs {
         ptr_out(UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, 4, true),
         ptr_out(UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, 4, false),
     ];
+    pub(super) const UAR_OBJ_ALLOC: &[Spec] = &[
+        idr(
+            MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE,
+            MLX5_IB_OBJECT_UAR,
+            Access::New,
+            true,
+        ),
+        const_in(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, true),
+        ptr_out(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, 4, true),
+        ptr_out(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, 4, true),
+        ptr_out(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, 8, true),
+    ];
+    pub(super) const UAR_OBJ_DESTROY: &[Spec] = &[idr(
+        MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE,
+        MLX5_IB_OBJECT_UAR,
+        Access::Destroy,
+        true,
+    )];
     pub(super) const SRQ_DESTROY: &[Spec] = &[
         idr(
             UVERBS_ATTR_DESTROY_SRQ_HANDLE,
@@ -725,6 +744,21 @@ const METHODS: &[MethodDef] = &[
         attrs: specs::SRQ_DESTROY,
         udata: false,
         run: m_srq_destroy,
+    },
+    // mlx5_ib's UAR objects (`DECLARE_UVERBS_NAMED_OBJECT(MLX5_IB_OBJECT_UAR, ...)`).
+    MethodDef {
+        object: uapi::MLX5_IB_OBJECT_UAR,
+        method: uapi::MLX5_IB_METHOD_UAR_OBJ_ALLOC,
+        attrs: specs::UAR_OBJ_ALLOC,
+        udata: false,
+        run: m_uar_alloc,
+    },
+    MethodDef {
+        object: uapi::MLX5_IB_OBJECT_UAR,
+        method: uapi::MLX5_IB_METHOD_UAR_OBJ_DESTROY,
+        attrs: specs::UAR_OBJ_DESTROY,
+        udata: false,
+        run: m_nothing,
     },
 ];
 

@@ -1,8 +1,10 @@
-//! `mmap` of the file (`mlx5_ib_mmap`): the UAR pages of the context.
+//! `mmap` of the file (`mlx5_ib_mmap`): the UAR pages of the context, static ones by their
+//! command and index, those of UAR objects by their mmap entry's offset.
 
 use uverbs_uapi as uapi;
 
 use super::File;
+use crate::uar;
 
 impl File {
     /// `mlx5_ib_mmap`.
@@ -21,16 +23,22 @@ impl File {
         match command {
             uapi::MLX5_IB_MMAP_REGULAR_PAGE
             | uapi::MLX5_IB_MMAP_WC_PAGE
-            | uapi::MLX5_IB_MMAP_NC_PAGE => match &self.uar_fd {
-                Some(fd) => ctx.uars.map_page(fd, pgoff & 0xff, len),
-                None => err(libc::EINVAL),
+            | uapi::MLX5_IB_MMAP_NC_PAGE => match (&self.uar_fd, &ctx.uars) {
+                (Some(fd), Some(uars)) => uars.map_page(fd, pgoff & 0xff, len),
+                // uar_mmap: a context of dynamic UARs has no static pages.
+                _ => err(libc::EINVAL),
             },
-            // A dynamic UAR: the model hands out none.
+            // A legacy dynamic bfreg page (`num_dyn_bfregs`): the model hands out none.
             uapi::MLX5_IB_MMAP_ALLOC_WC => err(libc::EINVAL),
             uapi::MLX5_IB_MMAP_GET_CONTIGUOUS_PAGES => err(libc::ENOSYS),
             // No clock page and no clock info on this model.
             uapi::MLX5_IB_MMAP_CORE_CLOCK | uapi::MLX5_IB_MMAP_CLOCK_INFO => err(libc::EOPNOTSUPP),
-            _ => err(libc::EINVAL),
+            // mlx5_ib_mmap_offset: the entry that starts at this offset (`EINVAL` for none, or one
+            // destroyed), mapped whole.
+            _ => match ctx.mmap_entries.get(&uar::vma_to_entry_pgoff(pgoff)) {
+                Some(page) => page.map_page(len),
+                None => err(libc::EINVAL),
+            },
         }
     }
 }

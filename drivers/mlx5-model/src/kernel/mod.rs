@@ -23,8 +23,8 @@
 //! * `methods`: the method tables, which handler runs each write command and ioctl method, with
 //!   its sizes and attribute specifications;
 //! * the handlers, by object: `context` (the context and its event files), `device` (device, port
-//!   and GID queries), `pd_mr`, `cq`, `qp`, `srq`, `ah`;
-//! * `mmap`: the UAR pages.
+//!   and GID queries), `pd_mr`, `cq`, `qp`, `srq`, `ah`, `uar` (UAR pages as objects);
+//! * `mmap`: the UAR pages, static and those of UAR objects.
 
 mod ah;
 mod context;
@@ -36,6 +36,7 @@ mod mmap;
 mod pd_mr;
 mod qp;
 mod srq;
+mod uar;
 mod write;
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -108,6 +109,7 @@ impl File {
                 Object::Qp(_) => &mut c.qps,
                 Object::Srq(_) => &mut c.srqs,
                 Object::Ah(_) => &mut c.ahs,
+                Object::Uar(_) => &mut c.uars,
             } += 1;
         }
         c

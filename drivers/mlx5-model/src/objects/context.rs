@@ -28,7 +28,9 @@ impl File {
     }
 
     /// `mlx5_ib_alloc_ucontext` (with `ib_alloc_ucontext`'s "one context per file"): installs the
-    /// context and writes the driver's answer.
+    /// context and writes the driver's answer. A library that asks for dynamic UARs
+    /// (`MLX5_LIB_CAP_DYN_UAR`) gets no static bfregs (`tot_bfregs` 0) and allocates UAR pages as
+    /// objects; any other gets the static pages of its request (`calc_total_bfregs`).
     pub(crate) fn get_context(&self, st: &mut FileState, udata: &Udata) -> Result<(), Errno> {
         if st.ctx.is_some() {
             return Err(Errno::EINVAL);
@@ -48,49 +50,63 @@ impl File {
         if req.comp_mask != 0 || req.reserved0 != 0 || req.reserved1 != 0 || req.reserved2 != 0 {
             return Err(Errno::EOPNOTSUPP);
         }
-        let mut total = req.total_num_bfregs.div_ceil(2).saturating_mul(2);
+        // ALIGN(total_num_bfregs, MLX5_NON_FP_BFREGS_PER_UAR), in 32 bits as the kernel has it.
+        let total = req.total_num_bfregs.wrapping_add(1) & !1;
         if req.num_low_latency_bfregs > total.wrapping_sub(1) {
-            return Err(Errno::EINVAL);
-        }
-        let lib_4k = req.lib_caps & uapi::MLX5_LIB_CAP_4K_UAR != 0;
-        let page_size = uverbs_drivers::sys::page_size();
-        let uars_per_page = if lib_4k {
-            (page_size / uar::UAR_SIZE).max(1) as u32
-        } else {
-            1
-        };
-        let per_page = uars_per_page * uar::NON_FP_BFREGS_PER_UAR;
-        if total == 0 {
-            return Err(Errno::EINVAL);
-        }
-        if total > uar::MAX_BFREGS {
-            return Err(Errno::ENOMEM);
-        }
-        total = total.div_ceil(per_page) * per_page;
-        if req.num_low_latency_bfregs > total - 1 {
             return Err(Errno::EINVAL);
         }
         if req.flags & uapi::MLX5_IB_ALLOC_UCTX_DEVX != 0 {
             // No DEVX on this model: `mlx5_ib_devx_create` fails.
             return Err(Errno::EOPNOTSUPP);
         }
+        let lib_4k = req.lib_caps & uapi::MLX5_LIB_CAP_4K_UAR != 0;
+        // (A kernel from before the ioctl methods ignores the capability it does not know.)
+        let lib_dyn = req.lib_caps & uapi::MLX5_LIB_CAP_DYN_UAR != 0
+            && self.dev.cfg.ioctl == crate::IoctlSupport::Full;
+        let page_size = uverbs_drivers::sys::page_size();
+        let uars = if lib_dyn {
+            None
+        } else {
+            // calc_total_bfregs, allocate_uars
+            let uars_per_page = if lib_4k {
+                (page_size / uar::UAR_SIZE).max(1) as u32
+            } else {
+                1
+            };
+            let per_page = uars_per_page * uar::NON_FP_BFREGS_PER_UAR;
+            if total == 0 {
+                return Err(Errno::EINVAL);
+            }
+            if total > uar::MAX_BFREGS {
+                return Err(Errno::ENOMEM);
+            }
+            let total = total.div_ceil(per_page) * per_page;
+            if req.num_low_latency_bfregs > total - 1 {
+                return Err(Errno::EINVAL);
+            }
+            let memfd = self.uar_fd.as_ref().ok_or(Errno::EMFILE)?;
+            Some(Uars::new(
+                memfd.as_fd(),
+                total,
+                uars_per_page,
+                req.num_low_latency_bfregs,
+                ver,
+            )?)
+        };
         let cqe_version = req.max_cqe_version.min(1);
         let outlen = udata.outlen();
-        let memfd = self.uar_fd.as_ref().ok_or(Errno::EMFILE)?;
-        let uars = Uars::new(
-            memfd.as_fd(),
-            total,
-            uars_per_page,
-            req.num_low_latency_bfregs,
-            ver,
-        )?;
         let mut resp = caps::ucontext_resp();
-        resp.tot_bfregs = total;
+        // set_ucontext_resp: `total_num_bfregs - num_dyn_bfregs`, or none with dynamic UARs.
+        resp.tot_bfregs = uars.as_ref().map_or(0, Uars::total_bfregs);
         resp.cqe_version = cqe_version;
         resp.num_uars_per_page = (page_size / uar::UAR_SIZE).max(1) as u32;
         resp.response_length = outlen.min(std::mem::size_of_val(&resp)) as u32;
         udata.copy_out(&resp.as_bytes()[..resp.response_length as usize])?;
-        st.ctx = Some(Ucontext { cqe_version, uars });
+        st.ctx = Some(Ucontext {
+            cqe_version,
+            uars,
+            mmap_entries: Default::default(),
+        });
         self.dev.context_created();
         Ok(())
     }

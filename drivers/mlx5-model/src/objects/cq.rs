@@ -72,11 +72,17 @@ impl File {
         if ucmd.flags & uapi::MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD != 0 {
             return Err(Errno::EINVAL);
         }
-        if ucmd.flags & uapi::MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0 {
-            // No dynamic UARs on this model: no page index can be valid.
-            return Err(Errno::EINVAL);
-        }
-        let uar = ctx.uars.cq_uar();
+        // The UAR whose `+0x20` register takes the arm doorbells: the page the user names, or the
+        // context's first static page; a context of dynamic UARs has none to default to.
+        let (uar, dyn_uar) = if ucmd.flags & uapi::MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0 {
+            let page = Self::uar_page(ctx, u32::from(ucmd.uar_page_index))?;
+            (page.base(), Some(page))
+        } else {
+            match &ctx.uars {
+                Some(uars) => (uars.cq_uar(), None),
+                None => return Err(Errno::EINVAL),
+            }
+        };
         let cqe_version = ctx.cqe_version;
         let handle = Self::new_handle(st)?;
         let cqn = self.dev.alloc_cqn()?;
@@ -99,7 +105,14 @@ impl File {
             cqn,
             CqRoute::new(tag, p.user_handle, p.channel, p.async_file),
         );
-        st.objects.insert(handle, Object::Cq(Cq { cqn, users: 0 }));
+        st.objects.insert(
+            handle,
+            Object::Cq(Cq {
+                cqn,
+                users: 0,
+                _uar: dyn_uar,
+            }),
+        );
         self.dev.count(Kind::Cq, true);
         Ok((handle, entries as u32 - 1))
     }

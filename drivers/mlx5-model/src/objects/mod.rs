@@ -8,7 +8,7 @@
 //! This file holds the handle table: the objects, the state of a file, the parameters the
 //! decoders hand the verbs, and the lookup, destruction and closing of objects. The verbs are
 //! grouped by object: `context` (the user context, its event files, the port and GID queries),
-//! `pd_mr`, `cq`, `qp`, `srq`, `ah`.
+//! `pd_mr`, `cq`, `qp`, `srq`, `ah`, `uar` (UAR pages allocated as objects).
 
 mod ah;
 mod context;
@@ -16,15 +16,17 @@ mod cq;
 mod pd_mr;
 mod qp;
 mod srq;
+mod uar;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use nix::errno::Errno;
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::kernel::File;
-use super::uar::Uars;
+use super::uar::{DynUar, Uars};
 use super::Kind;
 
 /// `MLX5_IB_DEFAULT_UIDX`: no user index.
@@ -35,8 +37,19 @@ pub(super) const DEFAULT_UIDX: u32 = 0xff_ffff;
 pub(super) struct Ucontext {
     /// The CQE format of the context.
     pub cqe_version: u8,
-    /// The static UAR pages (in the file's memfd).
-    pub uars: Uars,
+    /// The static UAR pages (in the file's memfd); `None` when the library asked for dynamic UARs
+    /// (`bfregi->lib_uar_dyn`: no static pages, every CQ and QP names a UAR object's page).
+    pub uars: Option<Uars>,
+    /// The context's mmap entries (`ucontext->mmap_xa`) by page offset key: the UAR objects'
+    /// pages.
+    pub mmap_entries: BTreeMap<u32, Arc<DynUar>>,
+}
+
+impl Ucontext {
+    /// The page of the UAR object whose index is `page_id`, if this context has one.
+    pub fn dyn_uar(&self, page_id: u32) -> Option<&Arc<DynUar>> {
+        self.mmap_entries.values().find(|u| u.page_id == page_id)
+    }
 }
 
 /// A protection domain.
@@ -58,6 +71,8 @@ pub(super) struct Mr {
 pub(super) struct Cq {
     cqn: u32,
     users: u32,
+    /// The UAR object's page the CQ was created on (kept mapped while the HCA watches it).
+    _uar: Option<Arc<DynUar>>,
 }
 
 /// A queue pair.
@@ -69,7 +84,11 @@ pub(super) struct Qp {
     send_cq: u32,
     recv_cq: u32,
     srq: Option<u32>,
-    bfregn: u32,
+    /// The static bfreg the kernel gave the QP; `None` (`MLX5_IB_INVALID_BFREG`) for a QP on a
+    /// UAR object's page.
+    bfregn: Option<u32>,
+    /// The UAR object's page the QP was created on (kept mapped while the HCA watches it).
+    _uar: Option<Arc<DynUar>>,
     /// `qp->state` as `mlx5_ib` caches it.
     state: u8,
     /// `qp->port`.
@@ -101,6 +120,12 @@ pub(super) struct Ah {
     pd: u32,
 }
 
+/// A UAR object (`MLX5_IB_OBJECT_UAR`): the key of its mmap entry.
+#[derive(Debug)]
+pub(super) struct Uar {
+    pgoff: u32,
+}
+
 /// An object behind a handle.
 #[derive(Debug)]
 pub(super) enum Object {
@@ -110,6 +135,7 @@ pub(super) enum Object {
     Qp(Qp),
     Srq(Srq),
     Ah(Ah),
+    Uar(Uar),
 }
 
 impl Object {
@@ -122,6 +148,7 @@ impl Object {
             Object::Qp(_) => uapi::UVERBS_OBJECT_QP,
             Object::Srq(_) => uapi::UVERBS_OBJECT_SRQ,
             Object::Ah(_) => uapi::UVERBS_OBJECT_AH,
+            Object::Uar(_) => uapi::MLX5_IB_OBJECT_UAR,
         }
     }
 }
@@ -327,8 +354,10 @@ impl File {
                 }
                 dev.silicon.destroy_qp(q.qpn);
                 out.async_events = dev.events.remove_qp(q.qpn);
-                if let Some(ctx) = st.ctx.as_mut() {
-                    ctx.uars.free(q.bfregn);
+                if let (Some(uars), Some(b)) =
+                    (st.ctx.as_mut().and_then(|c| c.uars.as_mut()), q.bfregn)
+                {
+                    uars.free(b);
                 }
                 dev.free_qpn(q.qpn);
                 Self::use_obj(st, q.pd, false);
@@ -350,6 +379,17 @@ impl File {
                 Self::use_obj(st, a.pd, false);
                 dev.count(Kind::Ah, false);
             }
+            Object::Uar(u) => {
+                // `mmap_obj_cleanup`: the entry goes, so its offset maps nothing any more; the
+                // page itself lives on in the driver's mappings and in CQs and QPs created on it.
+                if let Some(page) = st
+                    .ctx
+                    .as_mut()
+                    .and_then(|c| c.mmap_entries.remove(&u.pgoff))
+                {
+                    dev.free_uar_index(page.page_id);
+                }
+            }
         }
         out
     }
@@ -364,6 +404,7 @@ impl File {
             uapi::UVERBS_OBJECT_SRQ,
             uapi::UVERBS_OBJECT_CQ,
             uapi::UVERBS_OBJECT_PD,
+            uapi::MLX5_IB_OBJECT_UAR,
         ];
         for ty in order {
             let handles: Vec<u32> = st

@@ -8,7 +8,10 @@ use super::{is_multicast, zext, FileState, Object, Qp, QpParams, DEFAULT_UIDX};
 use crate::events::Route;
 use crate::hca::{PathDesc, QpAttrs, QpDesc, Transport};
 use crate::kernel::{File, Udata};
-use crate::uar::Uars;
+use crate::uar::{self, Uars};
+
+/// `MLX5_IB_INVALID_BFREG`: the `bfreg_index` answered for a QP on a UAR object's page.
+const INVALID_BFREG: u32 = 1 << 31;
 use crate::{caps, uaccess, Kind};
 // The kernel's QP state machine (`ib_modify_qp_is_ok`): the model's `MODIFY_QP` runs the driver's
 // table of it (`qp_state::check`) rather than a second copy, so a transition the driver wrongly allows
@@ -56,7 +59,9 @@ impl File {
         // which the kernel ignores.
         let known = uapi::MLX5_QP_FLAG_SIGNATURE
             | uapi::MLX5_QP_FLAG_SCATTER_CQE
-            | uapi::MLX5_QP_FLAG_ALLOW_SCATTER_CQE;
+            | uapi::MLX5_QP_FLAG_ALLOW_SCATTER_CQE
+            | uapi::MLX5_QP_FLAG_BFREG_INDEX
+            | uapi::MLX5_QP_FLAG_UAR_PAGE_INDEX;
         if ucmd.flags & !known != 0 {
             return Err(Errno::EINVAL);
         }
@@ -131,11 +136,35 @@ impl File {
         if ucmd.db_addr % 8 != 0 {
             return Err(Errno::EINVAL);
         }
+        // _create_user_qp: the UAR the QP rings. A UAR object's page (the kernel only learns the
+        // page, so the QP may ring any of the registers libraries use on it); a dynamic bfreg of
+        // the legacy kind (`num_dyn_bfregs`, none on this model); or a static bfreg the kernel
+        // picks, which a context of dynamic UARs does not have.
+        let uar_flags =
+            ucmd.flags & (uapi::MLX5_QP_FLAG_UAR_PAGE_INDEX | uapi::MLX5_QP_FLAG_BFREG_INDEX);
+        let dyn_uar = match uar_flags {
+            uapi::MLX5_QP_FLAG_UAR_PAGE_INDEX => Some(Self::uar_page(ctx, ucmd.bfreg_index)?),
+            0 if ctx.uars.is_some() => None,
+            _ => return Err(Errno::EINVAL),
+        };
         let handle = Self::new_handle(st)?;
         let qpn = self.dev.alloc_qpn()?;
         let ctx = st.ctx.as_mut().ok_or(Errno::EINVAL)?;
-        let bfregn = ctx.uars.alloc();
-        let bfreg_index = Uars::user_index(bfregn);
+        // (bfregn, the user's index of it or MLX5_IB_INVALID_BFREG, the register, how many)
+        let (bfregn, bfreg_index, bf_reg, bf_regs) = match (&dyn_uar, ctx.uars.as_mut()) {
+            (Some(page), _) => (
+                None,
+                INVALID_BFREG,
+                page.base() + uar::BF_OFFSET,
+                uar::NON_FP_BFREGS_PER_UAR,
+            ),
+            (None, Some(uars)) => {
+                let b = uars.alloc();
+                let index = Uars::user_index(b);
+                (Some(b), index, uars.reg_addr(index, caps::BF_REG_SIZE), 1)
+            }
+            (None, None) => unreachable!("checked above"),
+        };
         let desc = QpDesc {
             qpn,
             transport,
@@ -146,9 +175,9 @@ impl File {
             sq_offset: sq_offset as usize,
             sq_wqe_cnt: ucmd.sq_wqe_count,
             dbrec: ucmd.db_addr as usize,
-            bf_reg: ctx.uars.reg_addr(bfreg_index, caps::BF_REG_SIZE),
+            bf_reg,
             bf_buf_size: caps::BF_REG_SIZE / 2,
-            bf_regs: 1,
+            bf_regs,
             send_cqn,
             recv_cqn,
             srqn,
@@ -161,8 +190,8 @@ impl File {
         let n = udata.outlen().min(std::mem::size_of_val(&resp));
         if let Err(e) = udata.copy_out(&resp.as_bytes()[..n]) {
             self.dev.silicon.destroy_qp(qpn);
-            if let Some(ctx) = st.ctx.as_mut() {
-                ctx.uars.free(bfregn);
+            if let (Some(uars), Some(b)) = (st.ctx.as_mut().and_then(|c| c.uars.as_mut()), bfregn) {
+                uars.free(b);
             }
             self.dev.free_qpn(qpn);
             return Err(e);
@@ -187,6 +216,7 @@ impl File {
                 recv_cq: p.recv_cq,
                 srq: p.srq,
                 bfregn,
+                _uar: dyn_uar,
                 state: qps::RESET,
                 port: 0,
                 access: 0,
