@@ -25,7 +25,9 @@
 //!
 //! Environment: `UVERBS_PRELOAD_QUIET=1` silences those notes; `UVERBS_PRELOAD_TRACE=1` writes
 //! every command and mapping on the device, with its result, to standard error (what `strace`
-//! shows of the same program on a kernel device).
+//! shows of the same program on a kernel device), what the mlx5 driver answered `GET_CONTEXT`
+//! (`tot_bfregs` 0: the library runs on dynamic UARs), and at exit what the model HCA's checks
+//! made of the doorbells and BlueFlame copies it saw.
 //!
 //! The interposed functions are x86-64 Linux's: `open`, `open64`, `openat` and `ioctl` are variadic
 //! in C; on this ABI their optional argument arrives in the next integer register, which is how they

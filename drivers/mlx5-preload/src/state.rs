@@ -8,12 +8,45 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, RwLock};
 
 use uverbs_drivers::sys::{ModelRef, RDMA_VERBS_IOCTL};
+use uverbs_drivers::uapi;
 use uverbs_mlx5_model::{Mlx5Model, UnknownCommand};
 
 /// The character device major of uverbs devices (`IB_UVERBS_MAJOR`).
 const UVERBS_MAJOR: u32 = 231;
 /// The first uverbs minor (`IB_UVERBS_BASE_MINOR`).
 const UVERBS_BASE_MINOR: u32 = 192;
+
+/// The mlx5 driver's answer to a `GET_CONTEXT` ioctl that succeeded (its `UVERBS_ATTR_UHW_OUT`
+/// buffer, as far as the caller gave room), if the command had one.
+///
+/// # Safety
+/// `arg` is the command's header, followed by its attributes, and the output buffer an attribute
+/// names is valid for its length: what the kernel requires of the caller of a command it ran.
+unsafe fn get_context_answer(arg: *mut c_void) -> Option<uapi::mlx5_ib_alloc_ucontext_resp> {
+    use zerocopy::{FromZeros, IntoBytes};
+    let hdr_len = std::mem::size_of::<uapi::ib_uverbs_ioctl_hdr>();
+    // SAFETY: the caller's header (this function's contract).
+    let hdr = unsafe { arg.cast::<uapi::ib_uverbs_ioctl_hdr>().read_unaligned() };
+    let attrs = arg
+        .cast::<u8>()
+        .wrapping_add(hdr_len)
+        .cast::<uapi::ib_uverbs_attr>();
+    for i in 0..usize::from(hdr.num_attrs) {
+        // SAFETY: `num_attrs` attributes follow the header (the model accepted the command).
+        let a = unsafe { attrs.add(i).read_unaligned() };
+        if a.attr_id != uapi::UVERBS_ATTR_UHW_OUT || a.data == 0 {
+            continue;
+        }
+        let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
+        let out = resp.as_mut_bytes();
+        let n = out.len().min(usize::from(a.len));
+        // SAFETY: the attribute's buffer is `len` bytes of the caller's (this function's
+        // contract), and `n` is at most that; `out` is a distinct local.
+        unsafe { std::ptr::copy_nonoverlapping(a.data as *const u8, out.as_mut_ptr(), n) };
+        return Some(resp);
+    }
+    None
+}
 
 /// The model device and its open files.
 #[derive(Debug)]
@@ -28,7 +61,8 @@ pub(crate) struct Device {
     /// The model's unknown commands reported so far.
     reported: Mutex<BTreeSet<UnknownCommand>>,
     quiet: bool,
-    /// `UVERBS_PRELOAD_TRACE`: every command, mapping and its result on standard error.
+    /// `UVERBS_PRELOAD_TRACE`: every command, mapping and its result on standard error (with the
+    /// mlx5 `GET_CONTEXT` answer, and the HCA's doorbell counts at exit).
     trace: bool,
 }
 
@@ -65,6 +99,23 @@ extern "C" fn start() {
 
 extern "C" fn stop() {
     if let Some(dev) = device() {
+        if dev.trace {
+            // What the HCA's checks made of the doorbells and BlueFlame writes it saw.
+            let h = dev.model.stats().hca;
+            note(&format!(
+                "HCA: {} WQEs, {} doorbell records, {} UAR doorbells, {} BlueFlame copies, \
+                 {} unchecked, {} missing, {} bad copies, {} arms, {} arm doorbell mismatches",
+                h.wqes,
+                h.doorbells,
+                h.uar_doorbells,
+                h.blueflame_copies,
+                h.doorbells_unchecked,
+                h.doorbells_missing,
+                h.blueflame_mismatches,
+                h.arms,
+                h.arm_doorbell_mismatches
+            ));
+        }
         // The model's sysfs tree is a temporary directory; the device itself lives until exit.
         let _ = std::fs::remove_dir_all(dev.model.sysfs_root());
     }
@@ -213,10 +264,7 @@ impl Device {
         }
         let ids = if self.trace && !arg.is_null() {
             // SAFETY: the caller's header (`RDMA_VERBS_IOCTL`'s argument) is readable for the call.
-            let hdr = unsafe {
-                arg.cast::<uverbs_drivers::uapi::ib_uverbs_ioctl_hdr>()
-                    .read_unaligned()
-            };
+            let hdr = unsafe { arg.cast::<uapi::ib_uverbs_ioctl_hdr>().read_unaligned() };
             Some((hdr.object_id, hdr.method_id))
         } else {
             None
@@ -227,6 +275,18 @@ impl Device {
             note(&format!(
                 "ioctl object {object:#x} method {method:#x}: {r:?}"
             ));
+            if r.is_ok()
+                && (object, method) == (uapi::UVERBS_OBJECT_DEVICE, uapi::UVERBS_METHOD_GET_CONTEXT)
+            {
+                // SAFETY: the caller's header and attributes, valid for the call (above).
+                if let Some(resp) = unsafe { get_context_answer(arg) } {
+                    note(&format!(
+                        "  mlx5 context: tot_bfregs {}, num_dyn_bfregs {}, bf_reg_size {}, \
+                         cqe_version {}",
+                        resp.tot_bfregs, resp.num_dyn_bfregs, resp.bf_reg_size, resp.cqe_version
+                    ));
+                }
+            }
         }
         match r {
             Ok(()) => 0,
