@@ -83,7 +83,9 @@ use hca::{CqDesc, EventSink, Hca, HcaStats, MrDesc, QpAttrs, QpDesc, SrqDesc};
 pub enum IoctlSupport {
     /// The methods of Linux 6.1 that the library uses: `GET_CONTEXT`, `ASYNC_EVENT_ALLOC`,
     /// `QUERY_PORT`, the GID table and entry queries, CQ, QP and SRQ creation and destruction, the
-    /// other destroy methods, and `INVOKE_WRITE`; and mlx5_ib's UAR objects, which libmlx5 uses.
+    /// other destroy methods, and `INVOKE_WRITE`; and what libmlx5 uses besides: mlx5_ib's UAR
+    /// objects, and for importing a context, its PDs and MRs (`ibv_import_device` and friends)
+    /// `QUERY_CONTEXT`, mlx5's `PD_QUERY` and `QUERY_MR`.
     #[default]
     Full,
     /// Only `INVOKE_WRITE`, as a kernel from before the verbs moved to ioctl methods: every other

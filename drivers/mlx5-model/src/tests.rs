@@ -1953,6 +1953,133 @@ fn dynamic_uars_as_libmlx5_uses_them() {
 }
 
 #[test]
+fn a_context_its_pds_and_mrs_can_be_imported() {
+    // What `ibv_import_device`, `ibv_import_pd` and `ibv_import_mr` ask of a duplicate of the
+    // command descriptor: the same file, its context, PD and MR.
+    use uverbs_drivers::chan::IoctlCmd;
+    use uverbs_drivers::error::Verb;
+    let model = Mlx5Model::new().unwrap();
+    let info = model.device_info();
+    let query_context = |file: &uverbs_drivers::sys::ModelRef, len: usize| {
+        let mut out = vec![0xffu8; len];
+        let (mut ncomp, mut core) = (0u32, 0u64);
+        let mut r = RawIoctl::new(
+            uapi::UVERBS_OBJECT_DEVICE,
+            uapi::UVERBS_METHOD_QUERY_CONTEXT,
+            &[
+                attr(
+                    uapi::UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS,
+                    4,
+                    0,
+                    std::ptr::addr_of_mut!(ncomp) as u64,
+                ),
+                attr(
+                    uapi::UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT,
+                    8,
+                    0,
+                    std::ptr::addr_of_mut!(core) as u64,
+                ),
+                attr(
+                    uapi::MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+                    len as u16,
+                    MAND,
+                    out.as_mut_ptr() as u64,
+                ),
+            ],
+        );
+        r.run(file).map(|()| (out, ncomp, core))
+    };
+    // No context yet.
+    assert_eq!(
+        query_context(&model_file(&info), 72).unwrap_err(),
+        Errno::EINVAL
+    );
+    let mut req = uverbs_drivers::mlx5::Mlx5Context::request();
+    req.lib_caps |= uapi::MLX5_LIB_CAP_DYN_UAR;
+    let mut resp = uapi::mlx5_ib_alloc_ucontext_resp::new_zeroed();
+    let ctx = Ucontext::open(
+        &info,
+        CommandPath::Auto,
+        req.as_bytes(),
+        resp.as_mut_bytes(),
+    )
+    .unwrap();
+    let file = context_file(&ctx);
+    // The driver's answer again, byte for byte; its room is at least the whole struct, and more
+    // is cleared.
+    let (out, ncomp, core) = query_context(&file, 80).unwrap();
+    assert_eq!(&out[..72], resp.as_bytes());
+    assert_eq!(&out[72..], &[0; 8]);
+    assert_eq!(ncomp, ctx.num_comp_vectors());
+    assert_eq!(Some(core), ctx.core_support());
+    assert_eq!(query_context(&file, 64).unwrap_err(), Errno::EINVAL);
+    let mut r = RawIoctl::new(
+        uapi::UVERBS_OBJECT_DEVICE,
+        uapi::UVERBS_METHOD_QUERY_CONTEXT,
+        &[],
+    );
+    assert_eq!(
+        r.run(&file),
+        Err(Errno::EINVAL),
+        "the driver's output is mandatory"
+    );
+
+    // PD_QUERY: the PD number of a PD handle.
+    let mut pd_resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
+    let pd = ctx.alloc_pd(pd_resp.as_mut_bytes()).unwrap();
+    let query_pd = |handle: u32| {
+        let mut pdn = 0u32;
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_PD, uapi::MLX5_IB_METHOD_PD_QUERY);
+        cmd.idr(uapi::MLX5_IB_ATTR_QUERY_PD_HANDLE, handle);
+        cmd.out_obj(uapi::MLX5_IB_ATTR_QUERY_PD_RESP_PDN, &mut pdn);
+        // SAFETY: a query; its only output is `pdn`.
+        unsafe { ctx.channel().ioctl(Verb::AllocPd, &mut cmd) }
+            .map_err(errno)
+            .map(|()| pdn)
+    };
+    assert_eq!(query_pd(pd), Ok(pd_resp.pdn));
+    assert_eq!(query_pd(pd + 1), Err(Errno::ENOENT));
+
+    // QUERY_MR: lkey, rkey, length and iova (optional).
+    let mut mem = pages(2);
+    let a = mem.as_mut_ptr() as u64;
+    // SAFETY: deregistered below, before `mem`; nothing is posted.
+    let mr = unsafe { ctx.reg_mr(pd, a + 16, 4000, 0x7000_0010, 1) }.unwrap();
+    assert_eq!(query_pd(mr.handle), Err(Errno::EINVAL), "not a PD");
+    let query_mr = |handle: u32, iova: bool| {
+        let (mut lkey, mut rkey, mut length, mut va) = (0u32, 0u32, 0u64, 0u64);
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_MR, uapi::UVERBS_METHOD_QUERY_MR);
+        cmd.idr(uapi::UVERBS_ATTR_QUERY_MR_HANDLE, handle);
+        cmd.out_obj(uapi::UVERBS_ATTR_QUERY_MR_RESP_LKEY, &mut lkey);
+        cmd.out_obj(uapi::UVERBS_ATTR_QUERY_MR_RESP_RKEY, &mut rkey);
+        cmd.out_obj(uapi::UVERBS_ATTR_QUERY_MR_RESP_LENGTH, &mut length);
+        if iova {
+            cmd.out_obj(uapi::UVERBS_ATTR_QUERY_MR_RESP_IOVA, &mut va);
+        }
+        // SAFETY: a query; its only outputs are the locals above.
+        unsafe { ctx.channel().ioctl(Verb::RegMr, &mut cmd) }
+            .map_err(errno)
+            .map(|()| (lkey, rkey, length, va))
+    };
+    assert_eq!(
+        query_mr(mr.handle, true),
+        Ok((mr.lkey, mr.rkey, 4000, 0x7000_0010))
+    );
+    assert_eq!(query_mr(mr.handle, false), Ok((mr.lkey, mr.rkey, 4000, 0)));
+    assert_eq!(query_mr(pd, true), Err(Errno::EINVAL), "not an MR");
+    ctx.dereg_mr(mr.handle).unwrap();
+    assert_eq!(query_mr(mr.handle, true), Err(Errno::ENOENT));
+    ctx.dealloc_pd(pd).unwrap();
+
+    // A context of static bfregs answers them too (libmlx5 then refuses to import it).
+    let sctx = open_info(&info, CommandPath::Auto);
+    let (out, _, _) = query_context(&context_file(&sctx), 72).unwrap();
+    let sresp = uapi::mlx5_ib_alloc_ucontext_resp::read_from_bytes(&out).unwrap();
+    assert_eq!(sresp.tot_bfregs, 16);
+    assert_eq!(sresp.response_length, 72);
+}
+
+#[test]
 fn each_context_opens_its_own_file_and_files_close() {
     let model = Mlx5Model::new().unwrap();
     let root = model.sysfs_root().to_owned();

@@ -1,5 +1,5 @@
-//! The handlers of the context and its event files: `GET_CONTEXT`, `ASYNC_EVENT_ALLOC`,
-//! `CREATE_COMP_CHANNEL`.
+//! The handlers of the context and its event files: `GET_CONTEXT`, `QUERY_CONTEXT`,
+//! `ASYNC_EVENT_ALLOC`, `CREATE_COMP_CHANNEL`.
 
 use std::os::fd::AsRawFd;
 
@@ -35,6 +35,27 @@ pub(super) fn m_get_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Res
         f.drop_context(st);
     }
     r
+}
+
+/// `UVERBS_METHOD_QUERY_CONTEXT` with mlx5's `query_ucontext`: what a process that imports the
+/// context (`ibv_import_device` on a duplicate of the command descriptor) learns of it, the same
+/// driver answer as `GET_CONTEXT`'s. Absent outputs are no error, the driver's is mandatory.
+pub(super) fn m_query_context(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Errno> {
+    let ctx = st.ctx.as_ref().ok_or(Errno::EINVAL)?;
+    b.copy_to(
+        uapi::UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS,
+        &f.dev.cfg.num_comp_vectors.to_ne_bytes(),
+    )?;
+    b.copy_to(
+        uapi::UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT,
+        &CORE_SUPPORT.to_ne_bytes(),
+    )?;
+    let mut resp = File::ucontext_resp(ctx);
+    let (_, len, _, _) = b
+        .out(uapi::MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX)
+        .ok_or(Errno::ENOENT)?;
+    resp.response_length = len.min(std::mem::size_of_val(&resp)) as u32;
+    b.copy_to_struct_or_zero(uapi::MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, resp.as_bytes())
 }
 
 pub(super) fn w_get_context(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {

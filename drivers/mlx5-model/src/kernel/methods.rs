@@ -6,7 +6,9 @@ use nix::errno::Errno;
 use uverbs_uapi as uapi;
 
 use super::ah::{w_create_ah, w_destroy_ah};
-use super::context::{m_async_event_alloc, m_get_context, w_create_comp_channel, w_get_context};
+use super::context::{
+    m_async_event_alloc, m_get_context, m_query_context, w_create_comp_channel, w_get_context,
+};
 use super::cq::{
     m_cq_create, m_cq_destroy, w_create_cq, w_destroy_cq, w_ex_create_cq, w_req_notify_cq,
 };
@@ -15,7 +17,7 @@ use super::device::{
     w_query_port,
 };
 use super::ioctl::{Access, Bundle, Spec, Ty};
-use super::pd_mr::{w_alloc_pd, w_dealloc_pd, w_dereg_mr, w_reg_mr};
+use super::pd_mr::{m_pd_query, m_query_mr, w_alloc_pd, w_dealloc_pd, w_dereg_mr, w_reg_mr};
 use super::qp::{
     m_qp_create, m_qp_destroy, w_attach_mcast, w_create_qp, w_destroy_qp, w_detach_mcast,
     w_ex_create_qp, w_ex_modify_qp, w_modify_qp, w_query_qp,
@@ -395,6 +397,39 @@ mod specs {
         ptr_out(UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, 4, false),
         ptr_out(UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, 8, false),
     ];
+    /// The core's two outputs and mlx5's (`ADD_UVERBS_ATTRIBUTES_SIMPLE(mlx5_ib_query_context,
+    /// ...)`: `UVERBS_ATTR_STRUCT(struct mlx5_ib_alloc_ucontext_resp, dump_fill_mkey)`).
+    pub(super) const QUERY_CONTEXT: &[Spec] = &[
+        ptr_out(UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, 4, false),
+        ptr_out(UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, 8, false),
+        struct_out(
+            MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+            sz::<mlx5_ib_alloc_ucontext_resp>(),
+            sz::<mlx5_ib_alloc_ucontext_resp>(),
+            true,
+        ),
+    ];
+    pub(super) const PD_QUERY: &[Spec] = &[
+        idr(
+            MLX5_IB_ATTR_QUERY_PD_HANDLE,
+            UVERBS_OBJECT_PD,
+            Access::Read,
+            true,
+        ),
+        ptr_out(MLX5_IB_ATTR_QUERY_PD_RESP_PDN, 4, true),
+    ];
+    pub(super) const QUERY_MR: &[Spec] = &[
+        idr(
+            UVERBS_ATTR_QUERY_MR_HANDLE,
+            UVERBS_OBJECT_MR,
+            Access::Read,
+            true,
+        ),
+        ptr_out(UVERBS_ATTR_QUERY_MR_RESP_RKEY, 4, true),
+        ptr_out(UVERBS_ATTR_QUERY_MR_RESP_LKEY, 4, true),
+        ptr_out(UVERBS_ATTR_QUERY_MR_RESP_LENGTH, 8, true),
+        ptr_out(UVERBS_ATTR_QUERY_MR_RESP_IOVA, 8, false),
+    ];
     pub(super) const QUERY_GID_TABLE: &[Spec] = &[
         const_in(UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, true),
         flags_in(UVERBS_ATTR_QUERY_GID_TABLE_FLAGS, false),
@@ -663,6 +698,13 @@ const METHODS: &[MethodDef] = &[
     },
     MethodDef {
         object: uapi::UVERBS_OBJECT_DEVICE,
+        method: uapi::UVERBS_METHOD_QUERY_CONTEXT,
+        attrs: specs::QUERY_CONTEXT,
+        udata: false,
+        run: m_query_context,
+    },
+    MethodDef {
+        object: uapi::UVERBS_OBJECT_DEVICE,
         method: uapi::UVERBS_METHOD_QUERY_GID_TABLE,
         attrs: specs::QUERY_GID_TABLE,
         udata: false,
@@ -688,6 +730,20 @@ const METHODS: &[MethodDef] = &[
         attrs: specs::PD_DESTROY,
         udata: false,
         run: m_nothing,
+    },
+    MethodDef {
+        object: uapi::UVERBS_OBJECT_PD,
+        method: uapi::MLX5_IB_METHOD_PD_QUERY,
+        attrs: specs::PD_QUERY,
+        udata: false,
+        run: m_pd_query,
+    },
+    MethodDef {
+        object: uapi::UVERBS_OBJECT_MR,
+        method: uapi::UVERBS_METHOD_QUERY_MR,
+        attrs: specs::QUERY_MR,
+        udata: false,
+        run: m_query_mr,
     },
     MethodDef {
         object: uapi::UVERBS_OBJECT_MR,

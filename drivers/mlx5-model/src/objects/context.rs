@@ -93,22 +93,28 @@ impl File {
                 ver,
             )?)
         };
-        let cqe_version = req.max_cqe_version.min(1);
-        let outlen = udata.outlen();
-        let mut resp = caps::ucontext_resp();
-        // set_ucontext_resp: `total_num_bfregs - num_dyn_bfregs`, or none with dynamic UARs.
-        resp.tot_bfregs = uars.as_ref().map_or(0, Uars::total_bfregs);
-        resp.cqe_version = cqe_version;
-        resp.num_uars_per_page = (page_size / uar::UAR_SIZE).max(1) as u32;
-        resp.response_length = outlen.min(std::mem::size_of_val(&resp)) as u32;
-        udata.copy_out(&resp.as_bytes()[..resp.response_length as usize])?;
-        st.ctx = Some(Ucontext {
-            cqe_version,
+        let ctx = Ucontext {
+            cqe_version: req.max_cqe_version.min(1),
             uars,
             mmap_entries: Default::default(),
-        });
+        };
+        let mut resp = Self::ucontext_resp(&ctx);
+        resp.response_length = udata.outlen().min(std::mem::size_of_val(&resp)) as u32;
+        udata.copy_out(&resp.as_bytes()[..resp.response_length as usize])?;
+        st.ctx = Some(ctx);
         self.dev.context_created();
         Ok(())
+    }
+
+    /// `set_ucontext_resp`: the driver's description of context `ctx`, which `GET_CONTEXT` answers
+    /// and `QUERY_CONTEXT` answers again (without `response_length`, which each sets).
+    pub(crate) fn ucontext_resp(ctx: &Ucontext) -> uapi::mlx5_ib_alloc_ucontext_resp {
+        let mut resp = caps::ucontext_resp();
+        // `total_num_bfregs - num_dyn_bfregs`, or none with dynamic UARs.
+        resp.tot_bfregs = ctx.uars.as_ref().map_or(0, Uars::total_bfregs);
+        resp.cqe_version = ctx.cqe_version;
+        resp.num_uars_per_page = (uverbs_drivers::sys::page_size() / uar::UAR_SIZE).max(1) as u32;
+        resp
     }
 
     /// Creates an async event file (`ASYNC_EVENT_ALLOC`, or the one of the write `GET_CONTEXT`);

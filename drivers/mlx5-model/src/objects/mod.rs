@@ -64,6 +64,10 @@ pub(super) struct Pd {
 pub(super) struct Mr {
     pd: u32,
     lkey: u32,
+    /// `mr->length`.
+    length: u64,
+    /// `mr->iova`: the address the region has for the device (`hca_va`).
+    iova: u64,
 }
 
 /// A completion queue.

@@ -54,6 +54,20 @@ impl File {
         Ok(handle)
     }
 
+    /// The PD number of PD `handle` (`MLX5_IB_METHOD_PD_QUERY`; the decoder has checked the
+    /// handle's type).
+    pub(crate) fn query_pd(st: &FileState, handle: u32) -> Result<u32, Errno> {
+        Self::pd_of(st, handle)
+    }
+
+    /// What `QUERY_MR` answers of MR `handle`: lkey, rkey, length, iova.
+    pub(crate) fn query_mr(st: &FileState, handle: u32) -> Result<(u32, u32, u64, u64), Errno> {
+        match st.objects.get(&handle) {
+            Some(Object::Mr(m)) => Ok((m.lkey, m.lkey, m.length, m.iova)),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
     /// `REG_MR`: the new handle and the key (lkey = rkey, as mlx5's).
     pub(crate) fn reg_mr(
         &self,
@@ -85,6 +99,8 @@ impl File {
             Object::Mr(Mr {
                 pd: req.pd_handle,
                 lkey: key,
+                length: req.length,
+                iova: req.hca_va,
             }),
         );
         self.dev.count(Kind::Mr, true);
