@@ -124,7 +124,23 @@ pub fn parse_guid(s: &str) -> Option<u64> {
 }
 
 /// Every uverbs device, sorted by name.
+///
+/// Where [`UVERBS_MODEL_SOCKET`](crate::sys::remote::SOCKET_ENV) names a model daemon's socket,
+/// the list is the daemon's device alone, with an open file of it as its `model`
+/// ([`crate::sys::remote`]): its name and sysfs directory are the daemon's.
 pub fn devices() -> Result<Vec<DeviceInfo>> {
+    if let Some(path) = std::env::var_os(crate::sys::remote::SOCKET_ENV).filter(|p| !p.is_empty()) {
+        let info =
+            crate::sys::remote::device_info(Path::new(&path)).map_err(|e| Error::Protocol {
+                verb: crate::error::Verb::OpenDevice,
+                what: format!(
+                    "the model daemon at {} ({}): {e}",
+                    Path::new(&path).display(),
+                    crate::sys::remote::SOCKET_ENV
+                ),
+            })?;
+        return Ok(vec![info]);
+    }
     let netlink = Netlink::open(Duration::from_secs(2)).ok();
     devices_in(&sysfs_root(), Path::new("/dev/infiniband"), netlink)
 }

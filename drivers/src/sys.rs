@@ -21,6 +21,8 @@ use nix::sys::stat::{self, Mode};
 use nix::sys::time::TimeVal;
 use uverbs_uapi::{ib_uverbs_ioctl_hdr, RDMA_IOCTL_MAGIC, RDMA_VERBS_IOCTL_NR};
 
+pub mod remote;
+
 mod raw {
     #![allow(missing_docs)]
     use super::*;
@@ -93,8 +95,9 @@ pub unsafe trait ModelFile: Send + Sync + std::fmt::Debug {
     fn as_fd(&self) -> BorrowedFd<'_>;
 
     /// Another open file of the same device (`open(2)` of its node again): each context gets its own,
-    /// as the kernel allows one context per file.
-    fn reopen(&self) -> ModelRef;
+    /// as the kernel allows one context per file. An error is what `open(2)` would fail with (a
+    /// model daemon that cannot be reached).
+    fn reopen(&self) -> std::io::Result<ModelRef>;
 }
 
 /// A shared model device file; equal when it is the same model.

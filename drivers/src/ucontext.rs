@@ -45,7 +45,13 @@ impl Ucontext {
         let chan = match &info.model {
             // A context of its own on a newly opened file, as with a kernel device node.
             Some(model) => {
-                Channel::from_file(sys::DeviceFile::Model(model.0.reopen()), info.driver.id())
+                let file = model.0.reopen().map_err(|e| {
+                    Error::kernel(
+                        Verb::OpenDevice,
+                        Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
+                    )
+                })?;
+                Channel::from_file(sys::DeviceFile::Model(file), info.driver.id())
             }
             None => Channel::open(&info.devnode, info.dev, info.driver.id())?,
         };

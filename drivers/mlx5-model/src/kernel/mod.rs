@@ -264,7 +264,9 @@ unsafe impl ModelFile for File {
         }
     }
 
-    fn reopen(&self) -> uverbs_drivers::sys::ModelRef {
-        uverbs_drivers::sys::ModelRef(File::open(Arc::clone(&self.dev)))
+    fn reopen(&self) -> std::io::Result<uverbs_drivers::sys::ModelRef> {
+        Ok(uverbs_drivers::sys::ModelRef(File::open(Arc::clone(
+            &self.dev,
+        ))))
     }
 }
