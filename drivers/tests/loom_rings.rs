@@ -109,7 +109,7 @@ fn production_orderings_match_the_models() {
             hca_mem,
             "pub(super) unsafe fn publish_cqe(",
             &[
-                "write(addr, &cqe[..63])",
+                "write(space, addr, &cqe[..63])",
                 "fence(Ordering::Release)",
                 ".store(cqe[63], Ordering::Release)",
             ],

@@ -10,8 +10,10 @@
 //! right owner bit, `wqe_counter`, byte counts and error syndromes. It raises completion events on
 //! armed CQs and async events through the sinks the kernel half gives it.
 //!
-//! All memory named here (rings, doorbell records, registered memory) is user memory in this same
-//! process, named by address, exactly as the kernel hands the device DMA addresses. The kernel half
+//! All memory named here (rings, doorbell records, registered memory) is user memory named by
+//! address, exactly as the kernel hands the device DMA addresses, in the address space of the
+//! process that created the object ([`Space`]): this process, or a client of the model daemon,
+//! whose memory the HCA reaches with `process_vm_readv` / `process_vm_writev` (`hca/mem.rs`). The kernel half
 //! (`super::kernel`) checks that every range is mapped before it gives it to the HCA, and destroys an
 //! object here before the driver may free its memory.
 //!
@@ -119,6 +121,21 @@ pub enum ObjectKind {
     Port,
 }
 
+/// The address space an object's memory is in: the process the kernel half served the command in
+/// (`current->mm` when the kernel pins user pages). The HCA reaches memory of this process directly
+/// and another process's with `process_vm_readv` / `process_vm_writev` (see `hca/mem.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Space {
+    /// This process (the model in the program it serves).
+    #[default]
+    Local,
+    /// Another process, by id: a client of the model daemon (`Mlx5Model::serve`).
+    Remote {
+        /// Its process id.
+        pid: i32,
+    },
+}
+
 /// A registered memory region (the device's MKey).
 #[derive(Debug, Clone, Copy)]
 pub struct MrDesc {
@@ -130,8 +147,10 @@ pub struct MrDesc {
     pub pdn: u32,
     /// The I/O virtual address the region starts at (what WQEs name).
     pub iova: u64,
-    /// Where that is in this process.
+    /// Where that is in the owner's address space.
     pub host: usize,
+    /// The process whose memory it is.
+    pub space: Space,
     /// The length in bytes.
     pub len: u64,
     /// `ib_access_flags` bits.
@@ -155,6 +174,9 @@ pub struct CqDesc {
     pub uar: usize,
     /// The CQE version of the context (0 or 1): with 1, `srqn_uidx` carries the QP's user index.
     pub cqe_version: u8,
+    /// The process whose memory the buffer and the doorbell record are (the UAR page is the
+    /// model's own, always in this process).
+    pub space: Space,
 }
 
 /// The transport of a queue pair.
@@ -208,6 +230,9 @@ pub struct QpDesc {
     pub uidx: u32,
     /// Every send WQE generates a CQE (`sq_sig_all`).
     pub sq_sig_all: bool,
+    /// The process whose memory the buffer and the doorbell record are (the BlueFlame register
+    /// is in the model's own UAR page).
+    pub space: Space,
 }
 
 /// The address a connected QP sends to, or a UD AV's resolved destination.
@@ -292,6 +317,8 @@ pub struct SrqDesc {
     pub dbrec: usize,
     /// The user index (CQE version 1).
     pub uidx: u32,
+    /// The process whose memory the buffer and the doorbell record are.
+    pub space: Space,
 }
 
 /// What the HCA has counted since it was created: work done, and what its checks of the driver's

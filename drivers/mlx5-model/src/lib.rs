@@ -59,6 +59,7 @@ mod objects;
 mod sysfs;
 mod uaccess;
 mod uar;
+mod vm;
 
 #[cfg(test)]
 mod tests;

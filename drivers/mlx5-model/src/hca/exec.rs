@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::parse::{Piece, Sge, Wqe};
 use super::state::{event, qps, RecvSlot, Retry, State};
-use super::{mem, Transport, PORT_MTU};
+use super::{mem, Space, Transport, PORT_MTU};
 // The CQE opcodes and error syndromes the HCA writes, and the WQE opcodes it executes, are the
 // hardware format's numbers (PRM); they are taken from the driver's definitions rather than written
 // twice. `drivers/tests/mlx5_golden.rs` checks those definitions against `mlx5dv.h`, independently of
@@ -26,6 +26,9 @@ pub(super) mod access {
     pub const REMOTE_READ: u32 = 4;
     pub const REMOTE_ATOMIC: u32 = 8;
 }
+
+/// Where registered memory is: the owner's address space and the address in it.
+type Host = (Space, usize);
 
 /// The largest message (2 GiB).
 const MAX_MESSAGE: u64 = 1 << 31;
@@ -125,13 +128,13 @@ fn grh(sgid: &[u8; 16], dgid: &[u8; 16], tclass: u8, flow: u32, hop: u8, len: us
 impl State {
     /// The host address of `len` bytes at `addr` of the region `lkey` names, if the region is in
     /// PD `pdn`, grants `need` and holds the range.
-    fn local(&self, pdn: u32, lkey: u32, addr: u64, len: u64, need: u32) -> Option<usize> {
+    fn local(&self, pdn: u32, lkey: u32, addr: u64, len: u64, need: u32) -> Option<Host> {
         let mr = self.mrs.get(&lkey)?;
         Self::in_region(mr, pdn, addr, len, need)
     }
 
     /// As [`State::local`], for the region an rkey names.
-    fn remote(&self, pdn: u32, rkey: u32, addr: u64, len: u64, need: u32) -> Option<usize> {
+    fn remote(&self, pdn: u32, rkey: u32, addr: u64, len: u64, need: u32) -> Option<Host> {
         let mr = self.mrs.get(self.rkeys.get(&rkey)?)?;
         if mr.rkey != rkey {
             return None;
@@ -139,10 +142,10 @@ impl State {
         Self::in_region(mr, pdn, addr, len, need)
     }
 
-    fn in_region(mr: &super::MrDesc, pdn: u32, addr: u64, len: u64, need: u32) -> Option<usize> {
+    fn in_region(mr: &super::MrDesc, pdn: u32, addr: u64, len: u64, need: u32) -> Option<Host> {
         let off = addr.checked_sub(mr.iova)?;
         let ok = mr.pdn == pdn && mr.access & need == need && off.checked_add(len)? <= mr.len;
-        ok.then(|| mr.host + off as usize)
+        ok.then(|| (mr.space, mr.host + off as usize))
     }
 
     /// Reads a WQE's data (gather list or inline bytes) from local memory.
@@ -176,7 +179,7 @@ impl State {
             match (p, range) {
                 (_, Some((host, n))) => {
                     // SAFETY: a checked range of a registered region (the mapping contract).
-                    unsafe { mem::read(host, &mut out[at..at + n]) };
+                    unsafe { mem::read(host.0, host.1, &mut out[at..at + n]) };
                     at += n;
                 }
                 (Piece::Inline(b), None) => {
@@ -192,7 +195,7 @@ impl State {
     /// Where `len` bytes scattered over `sges` (local, written) go: `LOCAL_LENGTH_ERR` if the
     /// list is too short, `LOCAL_PROT_ERR` if an entry that receives bytes is not writable
     /// registered memory of PD `pdn`.
-    fn scatter_plan(&self, pdn: u32, sges: &[Sge], len: usize) -> Result<Vec<(usize, usize)>, u8> {
+    fn scatter_plan(&self, pdn: u32, sges: &[Sge], len: usize) -> Result<Vec<(Host, usize)>, u8> {
         let capacity: u64 = sges.iter().map(|s| u64::from(s.len)).sum();
         if capacity < len as u64 {
             return Err(syndrome::LOCAL_LENGTH_ERR);
@@ -214,12 +217,12 @@ impl State {
     }
 
     /// Writes `parts`, concatenated, along a plan from [`State::scatter_plan`].
-    fn scatter(plan: &[(usize, usize)], parts: &[&[u8]]) {
+    fn scatter(plan: &[(Host, usize)], parts: &[&[u8]]) {
         let mut bytes = parts.iter().flat_map(|p| p.iter().copied());
         for &(host, n) in plan {
             let chunk: Vec<u8> = bytes.by_ref().take(n).collect();
             // SAFETY: a checked, writable range of a registered region (the mapping contract).
-            unsafe { mem::write(host, &chunk) };
+            unsafe { mem::write(host.0, host.1, &chunk) };
         }
     }
 
@@ -445,7 +448,7 @@ impl State {
                         );
                     };
                     // SAFETY: a checked, remotely writable range of a registered region.
-                    unsafe { mem::write(host, &data) };
+                    unsafe { mem::write(host.0, host.1, &data) };
                 }
                 if let Some(slot) = slot {
                     self.consume_recv(dq, &slot);
@@ -470,7 +473,7 @@ impl State {
                         );
                     };
                     // SAFETY: a checked, remotely readable range of a registered region.
-                    unsafe { mem::read(host, &mut buf) };
+                    unsafe { mem::read(host.0, host.1, &mut buf) };
                 }
                 Self::scatter(&local_plan, &[&buf]);
                 Exec::of(Outcome::Done(len as u32))
@@ -494,7 +497,7 @@ impl State {
                         false,
                     );
                 };
-                if host % 8 != 0 {
+                if host.1 % 8 != 0 {
                     return nak(
                         syndrome::REMOTE_INVAL_REQ_ERR,
                         Some(event::QP_REQ_ERR),
@@ -503,10 +506,10 @@ impl State {
                 }
                 let orig = if op == opcode::ATOMIC_CS {
                     // SAFETY: a checked, 8-byte aligned, remotely atomic-accessible word.
-                    unsafe { mem::atomic_cas(host, w.compare, w.swap_add) }
+                    unsafe { mem::atomic_cas(host.0, host.1, w.compare, w.swap_add) }
                 } else {
                     // SAFETY: as above.
-                    unsafe { mem::atomic_fetch_add(host, w.swap_add) }
+                    unsafe { mem::atomic_fetch_add(host.0, host.1, w.swap_add) }
                 };
                 // Atomic responses are delivered in host byte order (ConnectX-4 and later, with
                 // the requester endianness mode mlx5_core sets: the returned value reads as a

@@ -11,7 +11,7 @@
 use zerocopy::FromBytes;
 
 use super::mem;
-use super::Transport;
+use super::{Space, Transport};
 // The send WQE segments the HCA parses (control, datagram with its address vector, inline, opcodes)
 // are the hardware format; they are taken from the driver's definitions rather than written twice,
 // so the model checks what the driver posts, not the layouts themselves:
@@ -95,6 +95,8 @@ pub(super) struct Malformed {
 /// Where a send ring is.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ring {
+    /// The process the ring is in.
+    pub space: Space,
     /// Address of block 0.
     pub base: usize,
     /// Basic blocks (a power of two).
@@ -118,12 +120,12 @@ impl Ring {
         let start = ((counter & (self.blocks - 1)) as usize) * 64;
         let first = out.len().min(ring_len - start);
         // SAFETY: `start .. start + first` is inside the ring; the caller vouches for the ring.
-        unsafe { mem::read(self.base + start, &mut out[..first]) };
+        unsafe { mem::read(self.space, self.base + start, &mut out[..first]) };
         let mut done = first;
         while done < out.len() {
             let n = (out.len() - done).min(ring_len);
             // SAFETY: from the ring's start, at most its length.
-            unsafe { mem::read(self.base, &mut out[done..done + n]) };
+            unsafe { mem::read(self.space, self.base, &mut out[done..done + n]) };
             done += n;
         }
     }
@@ -135,7 +137,7 @@ impl Ring {
     pub unsafe fn ctrl(&self, counter: u32) -> CtrlSeg {
         let mut b = [0u8; 16];
         // SAFETY: the block is inside the ring (masked); the caller vouches for the ring.
-        unsafe { mem::read(self.block(counter), &mut b) };
+        unsafe { mem::read(self.space, self.block(counter), &mut b) };
         CtrlSeg::read_from_bytes(&b).expect("16 bytes")
     }
 

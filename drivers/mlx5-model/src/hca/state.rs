@@ -159,6 +159,7 @@ impl Qp {
 
     pub fn ring(&self) -> Ring {
         Ring {
+            space: self.d.space,
             base: self.d.buf + self.d.sq_offset,
             blocks: self.d.sq_wqe_cnt,
         }
@@ -168,13 +169,13 @@ impl Qp {
     pub fn snd(&self) -> u16 {
         // SAFETY: the QP's doorbell record, 8 bytes and 4-aligned, is live while the QP is in the
         // table (the mapping contract).
-        unsafe { mem::load_be32(self.d.dbrec + 4 * SND_DBR) as u16 }
+        unsafe { mem::load_be32(self.d.space, self.d.dbrec + 4 * SND_DBR) as u16 }
     }
 
     /// The RCV doorbell record word.
     pub fn rcv(&self) -> u16 {
         // SAFETY: as in `snd`.
-        unsafe { mem::load_be32(self.d.dbrec + 4 * RCV_DBR) as u16 }
+        unsafe { mem::load_be32(self.d.space, self.d.dbrec + 4 * RCV_DBR) as u16 }
     }
 
     /// Basic blocks posted and not consumed.
@@ -198,7 +199,7 @@ impl Srq {
     /// WQEs posted and not consumed.
     fn available(&self) -> u32 {
         // SAFETY: the SRQ's doorbell record is live while the SRQ is in the table.
-        let counter = unsafe { mem::load_be32(self.d.dbrec) };
+        let counter = unsafe { mem::load_be32(self.d.space, self.d.dbrec) };
         (counter.wrapping_sub(self.consumed)) & 0xffff
     }
 }
@@ -286,7 +287,7 @@ impl State {
     pub fn add_cq(&mut self, d: CqDesc) {
         // SAFETY: the CQ's doorbell record is live from now on (the mapping contract); the driver
         // does not arm a CQ before CREATE_CQ has returned its number.
-        unsafe { mem::store_be32(d.dbrec + 4 * CQ_ARM_DB, ARM_SENTINEL) };
+        unsafe { mem::store_be32(d.space, d.dbrec + 4 * CQ_ARM_DB, ARM_SENTINEL) };
         if d.uar != 0 {
             self.uar_seen.entry(d.uar).or_insert_with(|| {
                 // SAFETY: the UAR page is mapped while a CQ uses it; +0x20 is 8-aligned.
@@ -314,7 +315,7 @@ impl State {
         };
         let n = cq.d.ncqe;
         // SAFETY: the CQ's doorbell record is live while the CQ is in the table.
-        let ci = unsafe { mem::load_be32(cq.d.dbrec + 4 * CQ_SET_CI) } & 0xff_ffff;
+        let ci = unsafe { mem::load_be32(cq.d.space, cq.d.dbrec + 4 * CQ_SET_CI) } & 0xff_ffff;
         if cq.pi.wrapping_sub(ci) & 0xff_ffff >= n {
             self.stats.cq_overruns += 1;
             self.async_event(event::CQ_ERR, ObjectKind::Cq, cqn);
@@ -326,7 +327,7 @@ impl State {
         let bytes: [u8; 64] = cqe.as_bytes().try_into().expect("64 bytes");
         // SAFETY: the entry lies inside the CQ buffer (index masked by ncqe), which is live while
         // the CQ is in the table; the consumer index says software released it.
-        unsafe { mem::publish_cqe(at, &bytes) };
+        unsafe { mem::publish_cqe(cq.d.space, at, &bytes) };
         cq.pi = cq.pi.wrapping_add(1);
         self.stats.cqes += 1;
         if let Some(arm) = cq.armed {
@@ -380,7 +381,7 @@ impl State {
                 let idx = cq.pi.wrapping_sub(1 + k) & (n - 1);
                 let at = cq.d.buf + idx as usize * size + size - 1;
                 // SAFETY: the `op_own` byte of an entry of the live CQ buffer.
-                wakes_solicited(unsafe { mem::load_op_own(at) })
+                wakes_solicited(unsafe { mem::load_op_own(cq.d.space, at) })
             });
         if wake {
             self.fire(cqn);
@@ -393,7 +394,7 @@ impl State {
         for &cqn in &cqns {
             let cq = &self.cqs[&cqn];
             // SAFETY: the CQ's doorbell record is live while the CQ is in the table.
-            let w = unsafe { mem::load_be32(cq.d.dbrec + 4 * CQ_ARM_DB) };
+            let w = unsafe { mem::load_be32(cq.d.space, cq.d.dbrec + 4 * CQ_ARM_DB) };
             if w != cq.last_arm_word {
                 self.cqs.get_mut(&cqn).expect("present").last_arm_word = w;
                 self.arm(cqn, w);
@@ -419,7 +420,7 @@ impl State {
                 continue;
             };
             // SAFETY: as above.
-            let dbrec_word = unsafe { mem::load_be32(cq.d.dbrec + 4 * CQ_ARM_DB) };
+            let dbrec_word = unsafe { mem::load_be32(cq.d.space, cq.d.dbrec + 4 * CQ_ARM_DB) };
             if dbrec_word != word {
                 // The register says one thing and the doorbell record another.
                 self.stats.arm_doorbell_mismatches += 1;
@@ -629,7 +630,7 @@ impl State {
             let mut b = vec![0u8; stride];
             // SAFETY: a WQE of the live SRQ buffer, posted (the counter, loaded with Acquire,
             // says so).
-            unsafe { mem::read(at, &mut b) };
+            unsafe { mem::read(srq.d.space, at, &mut b) };
             let next = u16::from_be_bytes([b[2], b[3]]);
             return Some(RecvSlot {
                 index: srq.head,
@@ -653,7 +654,7 @@ impl State {
         let at = qp.d.buf + (qp.rq_ci & (qp.d.rq_wqe_cnt - 1)) as usize * stride;
         let mut b = vec![0u8; stride];
         // SAFETY: a posted WQE of the live RQ ring.
-        unsafe { mem::read(at, &mut b) };
+        unsafe { mem::read(qp.d.space, at, &mut b) };
         Some(RecvSlot {
             index: qp.rq_ci as u16,
             sges: data_segments(&b),

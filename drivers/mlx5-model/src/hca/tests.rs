@@ -211,11 +211,35 @@ struct Env {
     /// Instead, the next QP is on UAR page `.0` as a whole (a UAR object's page: the HCA learns
     /// only the page) and rings its register `.1` (0 or 1), as a library that splits the page.
     uar_page: std::cell::Cell<Option<(usize, usize)>>,
+    /// The address space the objects' memory is given in ([`SPACE`]).
+    space: Space,
+}
+
+thread_local! {
+    /// The space [`env`] gives the HCA the tests' memory in: [`Space::Local`], or this process as
+    /// a remote space ([`in_remote_space`]), which takes the daemon's path (`process_vm_*v`) to
+    /// the same memory.
+    static SPACE: std::cell::Cell<Space> = const { std::cell::Cell::new(Space::Local) };
+}
+
+/// Runs a test with the HCA reaching the test's memory as another process's.
+fn in_remote_space(test: fn()) {
+    SPACE.with(|s| {
+        s.set(Space::Remote {
+            pid: std::process::id() as i32,
+        })
+    });
+    let r = std::panic::catch_unwind(test);
+    SPACE.with(|s| s.set(Space::Local));
+    if let Err(p) = r {
+        std::panic::resume_unwind(p);
+    }
 }
 
 fn env() -> Env {
     let sink = Arc::new(Sink::default());
     Env {
+        space: SPACE.with(std::cell::Cell::get),
         hca: Hca::new(vec![GID6, GID4], sink.clone()),
         sink,
         uar: Mem::new(4 * 4096),
@@ -308,6 +332,7 @@ impl Env {
             host: mem.addr(),
             len: len as u64,
             access,
+            space: self.space,
         });
         Region {
             hca: self.hca.clone(),
@@ -330,6 +355,7 @@ impl Env {
             dbrec: dbrec.addr(),
             uar: self.uar.addr(),
             cqe_version: 1,
+            space: self.space,
         });
         let cq = CqPoller::new(mem.raw(0, (n * size) as usize), size as usize, cqn, 1).unwrap();
         TestCq {
@@ -398,6 +424,7 @@ impl Env {
             srqn,
             uidx,
             sq_sig_all: false,
+            space: self.space,
         });
         let sq = SendQueue::new(
             buf.raw(rq_bytes, sq_bytes),
@@ -1544,6 +1571,7 @@ impl TestSrq {
             wqe_shift: 6,
             dbrec: dbrec.addr(),
             uidx: 0x5000,
+            space: e.space,
         });
         TestSrq {
             hca: e.hca.clone(),
@@ -1964,4 +1992,27 @@ fn the_hca_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<Hca>();
     check::<Arc<Hca>>();
+}
+
+/// The data path with every object's memory in a "remote" address space (this process, reached
+/// with `process_vm_readv` / `process_vm_writev` as the daemon reaches its clients): WQE fetches,
+/// doorbell records, CQEs and their owner bytes, receive WQEs, SRQ lists, registered memory and
+/// atomics all take the remote path.
+#[test]
+fn the_data_path_through_a_remote_address_space() {
+    for test in [
+        send_recv_with_immediate_inline_and_solicited as fn(),
+        rdma_write_and_write_with_immediate,
+        rdma_read_lands_before_its_completion,
+        atomics_return_the_original_in_host_order,
+        remote_access_errors_change_nothing_and_fail_both_sides,
+        cq_wraps_many_times_with_the_right_owner_bits,
+        sq_wraps_many_times_with_wqes_of_several_sizes,
+        arming_raises_one_event_per_arm,
+        a_full_cq_drops_completions_with_cq_err,
+        ud_datagrams_carry_the_grh_and_wrong_qkeys_are_dropped,
+        srq_receives_follow_the_list_and_raise_the_limit_event,
+    ] {
+        in_remote_space(test);
+    }
 }
