@@ -17,7 +17,7 @@
 //! HCA, so that the HCA's engine can always deliver an event (it delivers from its own thread).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use nix::errno::Errno;
@@ -76,19 +76,10 @@ struct EventFile {
     pending: VecDeque<(Tag, [u8; 16])>,
 }
 
+/// The pipe that descriptor `fd` of the current task (`crate::task`) is: `EBADF` for anything
+/// else.
 fn inode_of(fd: RawFd) -> Result<(libc::dev_t, libc::ino_t), Errno> {
-    if fd < 0 {
-        return Err(Errno::EBADF);
-    }
-    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: fstat only reads the descriptor number (an invalid or closed one fails with EBADF,
-    // touching no memory) and writes a `struct stat` into `st`, which is large enough for it.
-    let rc = unsafe { libc::fstat(fd, st.as_mut_ptr()) };
-    if rc != 0 {
-        return Err(Errno::last());
-    }
-    // SAFETY: fstat succeeded, so it filled `st`.
-    let st = unsafe { st.assume_init() };
+    let st = crate::task::fd_stat(fd)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFIFO {
         return Err(Errno::EBADF);
     }
@@ -110,7 +101,8 @@ impl EventFile {
             OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
             nix::sys::stat::Mode::empty(),
         )?;
-        let ino = inode_of(read.as_raw_fd())?;
+        let st = nix::sys::stat::fstat(&read)?;
+        let ino = (st.st_dev, st.st_ino);
         Ok((
             EventFile {
                 kind,
@@ -389,9 +381,13 @@ impl Events {
         let Some(open) = open_pipe_fds() else {
             return Vec::new();
         };
+        // The model's own ends are in the same table only when the task is this process.
+        let same_table = crate::task::remote_pid().is_none_or(|p| p == std::process::id() as i32);
         let mut closed = Vec::new();
         for (id, ino, ours) in candidates {
-            let user_open = open.iter().any(|(fd, i)| *i == ino && !ours.contains(fd));
+            let user_open = open
+                .iter()
+                .any(|(fd, i)| *i == ino && !(same_table && ours.contains(fd)));
             if !user_open {
                 st.files.remove(&id);
                 closed.push(id);
@@ -550,11 +546,11 @@ fn remove_route(st: &mut State, r: Option<Route>) -> u32 {
     n
 }
 
-/// The pipes open in this process: (descriptor, inode) for every `pipe:[N]` in `/proc/self/fd`;
-/// `None` when that cannot be read.
+/// The pipes open in the current task (`crate::task`): (descriptor, inode) for every `pipe:[N]`
+/// in its `/proc/<pid>/fd`; `None` when that cannot be read.
 fn open_pipe_fds() -> Option<Vec<(RawFd, libc::ino_t)>> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc/self/fd").ok()? {
+    for entry in std::fs::read_dir(crate::task::proc_dir().join("fd")).ok()? {
         let Ok(entry) = entry else { continue };
         let Some(fd) = entry
             .file_name()
@@ -591,11 +587,6 @@ impl EventSink for Sink {
     fn async_event(&self, event_type: u32, kind: ObjectKind, element: u32) {
         self.0.async_event(event_type, kind, element);
     }
-}
-
-/// Gives the user's descriptor away as a plain number (the user adopts it).
-pub(super) fn into_user_fd(fd: OwnedFd) -> RawFd {
-    fd.into_raw_fd()
 }
 
 #[cfg(test)]

@@ -129,7 +129,7 @@ pub enum Space {
     /// This process (the model in the program it serves).
     #[default]
     Local,
-    /// Another process, by id: a client of the model daemon (`Mlx5Model::serve`).
+    /// Another process, by id: a client of the model daemon ([`crate::serve`]).
     Remote {
         /// Its process id.
         pid: i32,

@@ -1,4 +1,5 @@
-//! A software mlx5 device: the `mlx5_ib` kernel driver and a ConnectX HCA, in this process.
+//! A software mlx5 device: the `mlx5_ib` kernel driver and a ConnectX HCA, in this process or
+//! served to others.
 //!
 //! [`Mlx5Model`] is one device: a ConnectX-6 Dx with one 100 Gb/s RoCE port. Its
 //! [`device_info`](Mlx5Model::device_info) is a [`DeviceInfo`] like discovery returns for a kernel
@@ -34,6 +35,18 @@
 //! Where the model deviates from the kernel, it is because a model cannot do otherwise, or because
 //! the kernel's behaviour would hand the HCA memory it cannot safely use; see [`Mlx5Model`].
 //!
+//! # One device, several processes
+//!
+//! The model serves the process it is in, or, as a daemon, other processes at once, as one HCA
+//! serves one host: [`Mlx5Model::serve`] (module [`serve`]; the binary `uverbs-mlx5-model serve
+//! --socket PATH`) serves it on a unix socket, and uverbs (`UVERBS_MODEL_SOCKET`, through
+//! `uverbs_drivers::sys::remote`) and rdma-core under the preload library connect to it. Every
+//! object then belongs to the process that created it ([`hca::Space`]): the kernel half serves
+//! each client's commands on its task (its memory, its `/proc/<pid>`, its descriptor table, as the
+//! kernel's `current`), and the HCA reaches its queues, doorbell records and registered memory with
+//! `process_vm_readv` / `process_vm_writev`, so a queue pair in one process talks to a queue pair
+//! in another.
+//!
 //! # Where it plugs in
 //!
 //! This crate depends on `uverbs-drivers`, never the other way round. The driver knows the model
@@ -51,12 +64,14 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod hca;
+pub mod serve;
 
 mod caps;
 mod events;
 mod kernel;
 mod objects;
 mod sysfs;
+mod task;
 mod uaccess;
 mod uar;
 mod vm;
@@ -735,8 +750,9 @@ impl Device {
 /// # Deviations from the kernel
 ///
 /// * User memory the HCA will use (memory regions, queue buffers, doorbell records) is checked
-///   against `/proc/self/maps` when it is registered, but cannot be pinned: unmapping it while the
-///   object exists is the caller's bug, not a fault the model survives.
+///   against `/proc/self/maps` (a daemon client's `/proc/<pid>/maps`) when it is registered, but
+///   cannot be pinned: unmapping it while the object exists is the caller's bug, not a fault the
+///   model survives (for a daemon client's memory, the HCA reads zeros and its writes are lost).
 /// * Doorbell records must be 8-byte aligned (4 for an SRQ's), queue buffers 64-byte aligned, RQs
 ///   have a power-of-two number of WQEs of 16 to 512 bytes, and a QP with a queue must name its
 ///   buffer: the firmware of a ConnectX refuses the others too, the kernel only later.

@@ -9,11 +9,18 @@
 //! doorbell pages) is checked against `/proc/self/maps`: every page mapped, readable, writable where
 //! the device will write, and not device memory (the model's own UAR pages, `[vvar]`), as
 //! `pin_user_pages` requires.
+//!
+//! All of it is done on the current task (`crate::task`, the kernel's `current`): this process, or,
+//! in the daemon, the client whose command is served, whose memory is copied with
+//! `process_vm_readv` / `process_vm_writev` on its pid and whose `/proc/<pid>/maps` the pinning
+//! checks read.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use nix::errno::Errno;
 use zerocopy::{FromBytes, IntoBytes};
+
+use crate::{task, vm};
 
 /// The name of the memfd behind a context's UAR pages: mappings of it are device memory, which
 /// `pin_user_pages` refuses.
@@ -33,55 +40,22 @@ fn host_range(addr: u64, len: usize) -> Result<(usize, usize), Errno> {
     Ok((start, end))
 }
 
-/// Whether an error of `process_vm_*v` means the calls are not available at all.
-fn unavailable(e: Errno) -> bool {
-    matches!(e, Errno::ENOSYS | Errno::EPERM | Errno::EACCES)
-}
-
-/// `process_vm_readv` (`write == false`) or `process_vm_writev` of `len` bytes between `local` in
-/// this process and `remote`, also in this process: the bytes moved.
-fn vm_copy(local: *mut u8, remote: usize, len: usize, write: bool) -> Result<usize, Errno> {
-    let liov = libc::iovec {
-        iov_base: local.cast(),
-        iov_len: len,
-    };
-    let riov = libc::iovec {
-        iov_base: remote as *mut libc::c_void,
-        iov_len: len,
-    };
-    // SAFETY: `liov` describes `len` bytes of a buffer the caller owns (writable when reading
-    // into it), valid for the call; `riov` is only an address range the kernel checks itself,
-    // failing with EFAULT where it is not mapped (or, for writes, not writable) instead of touching
-    // it; both vectors are live locals and their counts are 1.
-    let n = unsafe {
-        if write {
-            libc::process_vm_writev(libc::getpid(), &liov, 1, &riov, 1, 0)
-        } else {
-            libc::process_vm_readv(libc::getpid(), &liov, 1, &riov, 1, 0)
-        }
-    };
-    if n < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(n as usize)
-    }
-}
-
 /// `copy_from_user`: fills `buf` from user address `addr`.
 pub(super) fn read(addr: u64, buf: &mut [u8]) -> Result<(), Errno> {
     if buf.is_empty() {
         return Ok(());
     }
     let (start, _) = host_range(addr, buf.len())?;
+    if let Some(pid) = task::remote_pid() {
+        return vm::read(pid, start, buf).map_err(|_| Errno::EFAULT);
+    }
     if MODE.load(Ordering::Relaxed) != MODE_MAPS {
-        let len = buf.len();
-        match vm_copy(buf.as_mut_ptr(), start, len, false) {
-            Ok(n) if n == len => {
+        match vm::read(std::process::id() as i32, start, buf) {
+            Ok(()) => {
                 MODE.store(MODE_VM, Ordering::Relaxed);
                 return Ok(());
             }
-            Ok(_) => return Err(Errno::EFAULT),
-            Err(e) if unavailable(e) && MODE.load(Ordering::Relaxed) == MODE_UNKNOWN => {
+            Err(e) if vm::unavailable(e) && MODE.load(Ordering::Relaxed) == MODE_UNKNOWN => {
                 MODE.store(MODE_MAPS, Ordering::Relaxed);
             }
             Err(_) => return Err(Errno::EFAULT),
@@ -101,16 +75,20 @@ pub(super) fn write(addr: u64, data: &[u8]) -> Result<(), Errno> {
         return Ok(());
     }
     let (start, _) = host_range(addr, data.len())?;
+    if let Some(pid) = task::remote_pid() {
+        // SAFETY: the client's memory; where the client is this process, its command's pointers
+        // are valid for writes during the call (the `ModelFile` contract it called under).
+        return unsafe { vm::write(pid, start, data) }.map_err(|_| Errno::EFAULT);
+    }
     if MODE.load(Ordering::Relaxed) != MODE_MAPS {
-        let len = data.len();
-        // process_vm_writev only reads the local buffer.
-        match vm_copy(data.as_ptr().cast_mut(), start, len, true) {
-            Ok(n) if n == len => {
+        // SAFETY: this process's memory, which the `ModelFile` contract makes the command's
+        // caller vouch for: valid for writes of this length during the call.
+        match unsafe { vm::write(std::process::id() as i32, start, data) } {
+            Ok(()) => {
                 MODE.store(MODE_VM, Ordering::Relaxed);
                 return Ok(());
             }
-            Ok(_) => return Err(Errno::EFAULT),
-            Err(e) if unavailable(e) && MODE.load(Ordering::Relaxed) == MODE_UNKNOWN => {
+            Err(e) if vm::unavailable(e) && MODE.load(Ordering::Relaxed) == MODE_UNKNOWN => {
                 MODE.store(MODE_MAPS, Ordering::Relaxed);
             }
             Err(_) => return Err(Errno::EFAULT),
@@ -220,7 +198,7 @@ fn covered(vmas: &[Vma], addr: u64, len: u64, write: bool, pin: bool) -> bool {
 /// Whether `[addr, addr + len)` is mapped, readable, writable if `write`, and (if `pin`) ordinary
 /// memory rather than device memory: `EFAULT` otherwise.
 fn check_mapped(addr: u64, len: u64, write: bool, pin: bool) -> Result<(), Errno> {
-    let text = std::fs::read_to_string("/proc/self/maps").map_err(|_| Errno::EFAULT)?;
+    let text = std::fs::read_to_string(task::proc_dir().join("maps")).map_err(|_| Errno::EFAULT)?;
     if covered(&parse_maps(&text), addr, len, write, pin) {
         Ok(())
     } else {

@@ -21,7 +21,7 @@
 //! as the driver's mapping of it or the model's, whichever goes last, as the kernel keeps a UAR
 //! until its object is destroyed and its last mapping gone.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 
 use nix::errno::Errno;
 use nix::sys::memfd::{memfd_create, MFdFlags};
@@ -95,7 +95,7 @@ impl DynUar {
         let memfd = create_memfd()?;
         let page_size = uverbs_drivers::sys::page_size();
         nix::unistd::ftruncate(&memfd, page_size as libc::off_t)?;
-        let map = uverbs_drivers::sys::map_shared(memfd.as_fd(), page_size, 0)
+        let map = uverbs_drivers::sys::map_shared(std::os::fd::AsFd::as_fd(&memfd), page_size, 0)
             .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::ENOMEM)))?;
         Ok(DynUar {
             page_id,
@@ -110,13 +110,13 @@ impl DynUar {
         self.map.as_ptr() as usize
     }
 
-    /// Maps the page for the driver (`rdma_user_mmap_io`: the mapping must be exactly the entry's
-    /// length, one page).
-    pub fn map_page(&self, len: usize) -> std::io::Result<memmap2::MmapRaw> {
+    /// What the driver maps of the page (`rdma_user_mmap_io`: the mapping must be exactly the
+    /// entry's length, one page): a new descriptor of its memfd, at offset 0.
+    pub fn source(&self, len: usize) -> std::io::Result<(OwnedFd, u64)> {
         if len != uverbs_drivers::sys::page_size() {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
-        uverbs_drivers::sys::map_shared(self.memfd.as_fd(), len, 0)
+        Ok((self.memfd.try_clone()?, 0))
     }
 }
 
@@ -249,22 +249,30 @@ impl Uars {
     }
 
     /// Maps system page `index` of the memfd for the driver.
+    #[cfg(test)]
     pub fn map_page(
         &self,
         memfd: &OwnedFd,
         index: u64,
         len: usize,
     ) -> std::io::Result<memmap2::MmapRaw> {
+        let at = self.page_offset(index, len)?;
+        uverbs_drivers::sys::map_shared(std::os::fd::AsFd::as_fd(memfd), len, at)
+    }
+
+    /// Where system page `index` (mapped `len` bytes long) is in the memfd.
+    pub fn page_offset(&self, index: u64, len: usize) -> std::io::Result<u64> {
         if len != self.page_size || index >= u64::from(self.pages) {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         }
-        uverbs_drivers::sys::map_shared(memfd.as_fd(), len, index * self.page_size as u64)
+        Ok(index * self.page_size as u64)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
 
     #[test]
     fn mmap_entry_offsets_follow_the_kernel() {
@@ -279,8 +287,8 @@ mod tests {
         // The kernel reads no bits above 24 of the page offset.
         assert_eq!(vma_to_entry_pgoff((1 << 30) | 0x900), MIN_ENTRY_PGOFF);
         let page = DynUar::new(0x10).unwrap();
-        assert!(page.map_page(uverbs_drivers::sys::page_size()).is_ok());
-        assert!(page.map_page(2 * uverbs_drivers::sys::page_size()).is_err());
+        assert!(page.source(uverbs_drivers::sys::page_size()).is_ok());
+        assert!(page.source(2 * uverbs_drivers::sys::page_size()).is_err());
     }
 
     #[test]

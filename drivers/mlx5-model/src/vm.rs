@@ -2,10 +2,10 @@
 //! `process_vm_readv` / `process_vm_writev`, which fail with `EFAULT` on an unmapped (or, for
 //! writes, read-only) page instead of touching it, and with `ESRCH` once the process is gone.
 //!
-//! The HCA's accesses to another process's memory (`hca/mem.rs`, [`crate::hca::Space::Remote`])
-//! go through here. A process's memory is reached as a device reaches it: byte copies, no
-//! atomicity beyond what the kernel's copy gives (the callers that need a whole word read it until
-//! two reads agree, see `hca/mem.rs`).
+//! The kernel half's user copies (`uaccess`) and the HCA's accesses to another process's memory
+//! (`hca/mem.rs`, [`crate::hca::Space::Remote`]) both go through here. A process's memory is
+//! reached as a device reaches it: byte copies, no atomicity beyond what the kernel's copy gives
+//! (the callers that need a whole word read it until two reads agree, see `hca/mem.rs`).
 
 use nix::errno::Errno;
 
@@ -82,6 +82,12 @@ pub(crate) unsafe fn write(pid: libc::pid_t, addr: usize, data: &[u8]) -> Result
         n if n == len => Ok(()),
         _ => Err(Errno::EFAULT),
     }
+}
+
+/// Whether an error of `process_vm_*v` means the calls are not available at all (a seccomp
+/// filter, no right to trace the process).
+pub(crate) fn unavailable(e: Errno) -> bool {
+    matches!(e, Errno::ENOSYS | Errno::EPERM | Errno::EACCES)
 }
 
 #[cfg(test)]

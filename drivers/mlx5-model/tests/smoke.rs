@@ -2,6 +2,11 @@
 //! open the model, create a PD, an MR, a CQ and an RC QP, connect the QP to itself through GID
 //! index 1, and move data: SEND (BlueFlame and doorbell paths, inline), RDMA WRITE with immediate,
 //! RDMA READ, atomics, unsignaled requests, arming, and a UD datagram to itself.
+//!
+//! `through_a_daemon_from_another_process` runs the same tests again in a child process on a model
+//! this process serves (`Mlx5Model::serve`): the child's rings, doorbell records, CQEs and memory
+//! regions are then another process's memory for the model, its event files are sent to it over
+//! the socket, and its UAR pages are the daemon's memfd mapped in the child.
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,8 +21,11 @@ use uverbs_mlx5_model::Mlx5Model;
 
 const GID_INDEX: u8 = 1;
 
+/// Set in the child of `through_a_daemon_from_another_process`: the daemon's socket.
+const DAEMON_ENV: &str = "UVERBS_SMOKE_DAEMON";
+
 struct Setup {
-    _model: Mlx5Model,
+    _model: Option<Mlx5Model>,
     ctx: Arc<DeviceContext>,
     pd: Pd,
     mr: MrKeys,
@@ -26,8 +34,19 @@ struct Setup {
 
 impl Setup {
     fn new() -> Setup {
-        let model = Mlx5Model::new().expect("starting the model");
-        let ctx = Arc::new(DeviceContext::open(&model.device_info()).expect("opening the model"));
+        let (model, info) = match std::env::var_os(DAEMON_ENV) {
+            Some(path) => (
+                None,
+                uverbs_drivers::sys::remote::device_info(std::path::Path::new(&path))
+                    .expect("connecting to the daemon"),
+            ),
+            None => {
+                let model = Mlx5Model::new().expect("starting the model");
+                let info = model.device_info();
+                (Some(model), info)
+            }
+        };
+        let ctx = Arc::new(DeviceContext::open(&info).expect("opening the model"));
         let pd = Pd::alloc(&ctx).unwrap();
         let mut buf = vec![0u64; 1024];
         let addr = buf.as_mut_ptr() as u64;
@@ -511,4 +530,64 @@ fn reset_and_destroy_remove_only_their_queue_pairs_completions() {
     let mut left = [WorkCompletion::default(); 16];
     assert_eq!(cq.poll(&mut left).unwrap(), 0, "left over: {left:?}");
     drop(qp1);
+}
+
+/// The tests above, run by a child process (this test binary again) on a model this process
+/// serves: every verb, doorbell and completion crosses the process boundary. When the child is
+/// gone, its connections are closed and every object it left is gone with them.
+#[test]
+fn through_a_daemon_from_another_process() {
+    if std::env::var_os(DAEMON_ENV).is_some() {
+        return; // The child itself.
+    }
+    let model = Mlx5Model::new().expect("starting the model");
+    let dir = std::env::temp_dir().join(format!("uverbs-smoke-daemon.{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("model.sock");
+    let _ = std::fs::remove_file(&sock);
+    let server = model.serve(&sock).expect("serving the model");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "rc_loopback_on_one_queue_pair",
+            "ud_datagram_to_itself_and_arming",
+            "reset_and_destroy_remove_only_their_queue_pairs_completions",
+            "--test-threads=1",
+        ])
+        .env(DAEMON_ENV, &sock)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting the child");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the child did not finish in time");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(status.success(), "the child failed:\n{text}");
+    assert!(text.contains("test result: ok. 3 passed"), "{text}");
+    // The child's connections close as it exits; the files and what was in them go.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.clients() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(server.clients(), 0);
+    assert_eq!(model.objects(), Default::default());
+    let st = model.stats();
+    assert!(st.ioctls > 0 && st.mmaps > 0 && st.hca.cqes > 0, "{st:?}");
+    drop(server);
+    assert!(!sock.exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

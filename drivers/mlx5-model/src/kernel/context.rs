@@ -1,8 +1,6 @@
 //! The handlers of the context and its event files: `GET_CONTEXT`, `QUERY_CONTEXT`,
 //! `ASYNC_EVENT_ALLOC`, `CREATE_COMP_CHANNEL`.
 
-use std::os::fd::AsRawFd;
-
 use nix::errno::Errno;
 use uverbs_uapi as uapi;
 use zerocopy::IntoBytes;
@@ -10,8 +8,8 @@ use zerocopy::IntoBytes;
 use super::ioctl::Bundle;
 use super::write::Io;
 use super::File;
-use crate::events::into_user_fd;
 use crate::objects::FileState;
+use crate::task;
 
 const CORE_SUPPORT: u64 = uapi::IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS;
 
@@ -64,7 +62,10 @@ pub(super) fn w_get_context(f: &File, st: &mut FileState, io: &mut Io) -> Result
         return Err(Errno::EINVAL);
     }
     f.get_context(st, &io.udata)?;
-    let (id, user) = match f.new_async_file(st) {
+    let (id, fd) = match f
+        .new_async_file(st)
+        .and_then(|(id, user)| Ok((id, task::install_fd(user)?)))
+    {
         Ok(x) => x,
         Err(e) => {
             f.drop_context(st);
@@ -72,15 +73,15 @@ pub(super) fn w_get_context(f: &File, st: &mut FileState, io: &mut Io) -> Result
         }
     };
     let resp = uapi::ib_uverbs_get_context_resp {
-        async_fd: user.as_raw_fd() as u32,
+        async_fd: fd as u32,
         num_comp_vectors: f.dev.cfg.num_comp_vectors,
     };
     if let Err(e) = io.response(resp.as_bytes()) {
+        task::discard_fd(fd);
         f.drop_async_file(st, id);
         f.drop_context(st);
         return Err(e);
     }
-    into_user_fd(user);
     Ok(())
 }
 
@@ -90,14 +91,12 @@ pub(super) fn m_async_event_alloc(
     b: &mut Bundle,
 ) -> Result<(), Errno> {
     let (id, user) = f.new_async_file(st)?;
-    if let Err(e) = b.set_data(
-        uapi::UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE,
-        user.as_raw_fd() as u64,
-    ) {
+    let fd = task::install_fd(user).inspect_err(|_| f.drop_async_file(st, id))?;
+    if let Err(e) = b.set_data(uapi::UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, fd as u64) {
+        task::discard_fd(fd);
         f.drop_async_file(st, id);
         return Err(e);
     }
-    into_user_fd(user);
     Ok(())
 }
 
@@ -108,13 +107,12 @@ pub(super) fn w_create_comp_channel(
 ) -> Result<(), Errno> {
     let _req: uapi::ib_uverbs_create_comp_channel = io.request()?;
     let (id, user) = f.create_comp_channel(st)?;
-    let resp = uapi::ib_uverbs_create_comp_channel_resp {
-        fd: user.as_raw_fd() as u32,
-    };
+    let fd = task::install_fd(user).inspect_err(|_| f.drop_comp_channel(st, id))?;
+    let resp = uapi::ib_uverbs_create_comp_channel_resp { fd: fd as u32 };
     if let Err(e) = io.response(resp.as_bytes()) {
+        task::discard_fd(fd);
         f.drop_comp_channel(st, id);
         return Err(e);
     }
-    into_user_fd(user);
     Ok(())
 }

@@ -1,14 +1,24 @@
 //! `mmap` of the file (`mlx5_ib_mmap`): the UAR pages of the context, static ones by their
 //! command and index, those of UAR objects by their mmap entry's offset.
 
+use std::os::fd::{AsFd, OwnedFd};
+
 use uverbs_uapi as uapi;
 
 use super::File;
 use crate::uar;
 
 impl File {
-    /// `mlx5_ib_mmap`.
+    /// `mlx5_ib_mmap`, in this process.
     pub(super) fn do_mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
+        let (fd, at) = self.mmap_source(len, offset)?;
+        uverbs_drivers::sys::map_shared(fd.as_fd(), len, at)
+    }
+
+    /// `mlx5_ib_mmap` without the mapping: the file whose pages `len` bytes at `offset` of the
+    /// device file are (a new descriptor of it), and the offset in it. The model's pages are
+    /// pages of a memfd, so a process maps them as the kernel would hand them out.
+    pub(super) fn mmap_source(&self, len: usize, offset: u64) -> std::io::Result<(OwnedFd, u64)> {
         let err = |e: i32| Err(std::io::Error::from_raw_os_error(e));
         let page = uverbs_drivers::sys::page_size() as u64;
         if len == 0 || offset % page != 0 {
@@ -24,7 +34,7 @@ impl File {
             uapi::MLX5_IB_MMAP_REGULAR_PAGE
             | uapi::MLX5_IB_MMAP_WC_PAGE
             | uapi::MLX5_IB_MMAP_NC_PAGE => match (&self.uar_fd, &ctx.uars) {
-                (Some(fd), Some(uars)) => uars.map_page(fd, pgoff & 0xff, len),
+                (Some(fd), Some(uars)) => Ok((fd.try_clone()?, uars.page_offset(pgoff & 0xff, len)?)),
                 // uar_mmap: a context of dynamic UARs has no static pages.
                 _ => err(libc::EINVAL),
             },
@@ -36,7 +46,7 @@ impl File {
             // mlx5_ib_mmap_offset: the entry that starts at this offset (`EINVAL` for none, or one
             // destroyed), mapped whole.
             _ => match ctx.mmap_entries.get(&uar::vma_to_entry_pgoff(pgoff)) {
-                Some(page) => page.map_page(len),
+                Some(page) => page.source(len),
                 None => err(libc::EINVAL),
             },
         }

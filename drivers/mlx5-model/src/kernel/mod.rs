@@ -226,22 +226,16 @@ fn undo(f: &File, st: &mut FileState, handle: u32, type_id: u16) {
 // The entry points.
 
 // SAFETY: the kernel half keeps the kernel's contract with the driver: a successful command has
-// written a newly created descriptor (`events::into_user_fd`, given away exactly once) into each of
+// written a newly created descriptor (`task::install_fd`, given away exactly once) into each of
 // its new-fd attributes and fd response fields, and every write to user memory goes through
 // `uaccess`, which copies at most the length the command gives for that pointer.
 unsafe impl ModelFile for File {
     unsafe fn ioctl(&self, hdr: *mut uapi::ib_uverbs_ioctl_hdr) -> nix::Result<()> {
-        self.dev
-            .ioctls
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.guarded(|| self.ioctl_at(hdr as u64))
+        self.user_ioctl(hdr as u64)
     }
 
     unsafe fn write(&self, cmd: &[u8]) -> nix::Result<usize> {
-        self.dev
-            .writes
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.guarded(|| self.write_cmd(cmd))
+        self.user_write(cmd)
     }
 
     fn mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
@@ -268,5 +262,43 @@ unsafe impl ModelFile for File {
         Ok(uverbs_drivers::sys::ModelRef(File::open(Arc::clone(
             &self.dev,
         ))))
+    }
+}
+
+impl File {
+    /// `ioctl(RDMA_VERBS_IOCTL)` with its header at `hdr` in the current task's memory
+    /// (`crate::task`): this process's, or a daemon client's.
+    pub(crate) fn user_ioctl(&self, hdr: u64) -> Result<(), Errno> {
+        self.dev
+            .ioctls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.guarded(|| self.ioctl_at(hdr))
+    }
+
+    /// `write()` of a legacy command, whose pointers name the current task's memory.
+    pub(crate) fn user_write(&self, cmd: &[u8]) -> Result<usize, Errno> {
+        self.dev
+            .writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.guarded(|| self.write_cmd(cmd))
+    }
+
+    /// `mmap()` for a client that maps the pages itself: the file and the offset in it that
+    /// `len` bytes at `offset` of the device file are (counted as an mmap).
+    pub(crate) fn user_mmap_source(
+        &self,
+        len: usize,
+        offset: u64,
+    ) -> std::io::Result<(OwnedFd, u64)> {
+        self.dev
+            .mmaps
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let r = self.mmap_source(len, offset);
+        if r.is_err() {
+            self.dev
+                .failed
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        r
     }
 }

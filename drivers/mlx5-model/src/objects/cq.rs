@@ -94,7 +94,7 @@ impl File {
             dbrec: ucmd.db_addr as usize,
             uar,
             cqe_version,
-            space: crate::hca::Space::Local,
+            space: crate::task::space(),
         });
         if let Err(e) = udata.copy_out(&cqn.to_ne_bytes()) {
             self.dev.silicon.destroy_cq(cqn);

@@ -92,7 +92,7 @@ impl File {
             host: req.start as usize,
             len: req.length,
             access: req.access_flags,
-            space: crate::hca::Space::Local,
+            space: crate::task::space(),
         });
         Self::use_obj(st, req.pd_handle, true);
         st.objects.insert(

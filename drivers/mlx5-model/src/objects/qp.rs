@@ -183,7 +183,7 @@ impl File {
             srqn,
             uidx,
             sq_sig_all: p.sq_sig_all,
-            space: crate::hca::Space::Local,
+            space: crate::task::space(),
         };
         self.dev.silicon.create_qp(desc);
         let mut resp = uapi::mlx5_ib_create_qp_resp::new_zeroed();

@@ -56,7 +56,7 @@ impl File {
             wqe_shift,
             dbrec: ucmd.db_addr as usize,
             uidx: ucmd.uidx & 0xff_ffff,
-            space: crate::hca::Space::Local,
+            space: crate::task::space(),
         });
         let resp = uapi::mlx5_ib_create_srq_resp { srqn, reserved: 0 };
         let n = udata.outlen().min(std::mem::size_of_val(&resp));
