@@ -23,6 +23,11 @@
 //! model does not implement gets the errno the kernel gives one it lacks, and the library says so
 //! on standard error, once per command.
 //!
+//! With `UVERBS_MODEL_SOCKET=PATH` the library starts no model: it serves the program's calls
+//! through a model daemon (`uverbs-mlx5-model serve --socket PATH`), the model as a shared device
+//! that other processes use at the same time (each `open` of the device node is a connection,
+//! [`uverbs_drivers::sys::remote`]), and points `SYSFS_PATH` at the daemon's sysfs tree.
+//!
 //! Environment: `UVERBS_PRELOAD_QUIET=1` silences those notes; `UVERBS_PRELOAD_TRACE=1` writes
 //! every command and mapping on the device, with its result, to standard error (what `strace`
 //! shows of the same program on a kernel device), what the mlx5 driver answered `GET_CONTEXT`

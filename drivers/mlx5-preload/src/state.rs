@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, RwLock};
 
+use uverbs_drivers::sys::remote::{RemoteFile, SOCKET_ENV};
 use uverbs_drivers::sys::{ModelRef, RDMA_VERBS_IOCTL};
 use uverbs_drivers::uapi;
 use uverbs_mlx5_model::{Mlx5Model, UnknownCommand};
@@ -48,10 +49,19 @@ unsafe fn get_context_answer(arg: *mut c_void) -> Option<uapi::mlx5_ib_alloc_uco
     None
 }
 
+/// Where the device is.
+#[derive(Debug)]
+enum Source {
+    /// A model in this process.
+    Local(Mlx5Model),
+    /// A model daemon, at this socket (`UVERBS_MODEL_SOCKET`): each open file is a connection.
+    Remote(std::path::PathBuf),
+}
+
 /// The model device and its open files.
 #[derive(Debug)]
 pub(crate) struct Device {
-    model: Mlx5Model,
+    source: Source,
     devnode: CString,
     rdev: libc::dev_t,
     files: RwLock<HashMap<c_int, ModelRef>>,
@@ -98,27 +108,32 @@ extern "C" fn start() {
 }
 
 extern "C" fn stop() {
-    if let Some(dev) = device() {
-        if dev.trace {
-            // What the HCA's checks made of the doorbells and BlueFlame writes it saw.
-            let h = dev.model.stats().hca;
-            note(&format!(
-                "HCA: {} WQEs, {} doorbell records, {} UAR doorbells, {} BlueFlame copies, \
-                 {} unchecked, {} missing, {} bad copies, {} arms, {} arm doorbell mismatches",
-                h.wqes,
-                h.doorbells,
-                h.uar_doorbells,
-                h.blueflame_copies,
-                h.doorbells_unchecked,
-                h.doorbells_missing,
-                h.blueflame_mismatches,
-                h.arms,
-                h.arm_doorbell_mismatches
-            ));
-        }
-        // The model's sysfs tree is a temporary directory; the device itself lives until exit.
-        let _ = std::fs::remove_dir_all(dev.model.sysfs_root());
+    let Some(dev) = device() else {
+        return;
+    };
+    // A daemon's model, its checks and its tree are the daemon's.
+    let Source::Local(model) = &dev.source else {
+        return;
+    };
+    if dev.trace {
+        // What the HCA's checks made of the doorbells and BlueFlame writes it saw.
+        let h = model.stats().hca;
+        note(&format!(
+            "HCA: {} WQEs, {} doorbell records, {} UAR doorbells, {} BlueFlame copies, \
+             {} unchecked, {} missing, {} bad copies, {} arms, {} arm doorbell mismatches",
+            h.wqes,
+            h.doorbells,
+            h.uar_doorbells,
+            h.blueflame_copies,
+            h.doorbells_unchecked,
+            h.doorbells_missing,
+            h.blueflame_mismatches,
+            h.arms,
+            h.arm_doorbell_mismatches
+        ));
     }
+    // The model's sysfs tree is a temporary directory; the device itself lives until exit.
+    let _ = std::fs::remove_dir_all(model.sysfs_root());
 }
 
 // The library starts its device when it is loaded, before the program's `main` and before
@@ -133,13 +148,43 @@ static STOP: extern "C" fn() = stop;
 
 impl Device {
     fn start() -> std::io::Result<Device> {
-        let model = Mlx5Model::new().map_err(std::io::Error::other)?;
-        let info = model.device_info();
-        let index = info.index.unwrap_or(0);
-        let devnode = CString::new(format!("/dev/infiniband/{}", info.uverbs))
-            .map_err(std::io::Error::other)?;
-        let root = CString::new(model.sysfs_root().as_os_str().as_bytes())
-            .map_err(std::io::Error::other)?;
+        let (source, uverbs, index, root) =
+            match std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
+                // A model daemon: its device, its sysfs tree. The connection that asked is closed
+                // again (each `open` of the device node is a connection of its own).
+                Some(path) => {
+                    let path = std::path::PathBuf::from(path);
+                    let info = RemoteFile::connect(&path)
+                        .map_err(|e| {
+                            std::io::Error::new(
+                                e.kind(),
+                                format!("the model daemon at {}: {e}", path.display()),
+                            )
+                        })?
+                        .info()
+                        .clone();
+                    (
+                        Source::Remote(path),
+                        info.uverbs,
+                        info.index,
+                        info.sysfs_root,
+                    )
+                }
+                None => {
+                    let model = Mlx5Model::new().map_err(std::io::Error::other)?;
+                    let info = model.device_info();
+                    let root = model.sysfs_root().to_owned();
+                    (
+                        Source::Local(model),
+                        info.uverbs,
+                        info.index.unwrap_or(0),
+                        root,
+                    )
+                }
+            };
+        let devnode =
+            CString::new(format!("/dev/infiniband/{uverbs}")).map_err(std::io::Error::other)?;
+        let root = CString::new(root.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
         // SAFETY: two NUL-terminated strings; this runs in the library's constructor, before the
         // program's threads (a library loaded later with `dlopen` races with them as any
         // `setenv` does).
@@ -148,7 +193,7 @@ impl Device {
         }
         Ok(Device {
             rdev: libc::makedev(UVERBS_MAJOR, UVERBS_BASE_MINOR + index),
-            model,
+            source,
             devnode,
             files: RwLock::new(HashMap::new()),
             open_files: AtomicUsize::new(0),
@@ -170,13 +215,24 @@ impl Device {
         } else {
             0
         };
+        let file = match &self.source {
+            Source::Local(model) => model.open(),
+            Source::Remote(path) => match RemoteFile::connect(path) {
+                Ok(f) => ModelRef(std::sync::Arc::new(f)),
+                Err(e) => {
+                    // As `open` of a device node whose driver is gone.
+                    set_errno(e.raw_os_error().unwrap_or(libc::ENXIO));
+                    return -1;
+                }
+            },
+        };
         // SAFETY: `eventfd` takes no pointer; the descriptor only stands for the model file.
         let fd = unsafe { libc::eventfd(0, cloexec) };
         if fd < 0 {
             return fd;
         }
         let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
-        files.insert(fd, self.model.open());
+        files.insert(fd, file);
         self.open_files.store(files.len(), Ordering::Release);
         fd
     }
@@ -360,13 +416,17 @@ impl Device {
         }
     }
 
-    /// Says on standard error, once each, which commands the model lacks.
+    /// Says on standard error, once each, which commands the model lacks (a daemon says so on
+    /// its own standard error).
     fn report_unknown(&self) {
+        let Source::Local(model) = &self.source else {
+            return;
+        };
         if self.quiet {
             return;
         }
         let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
-        for c in self.model.unknown_commands() {
+        for c in model.unknown_commands() {
             if reported.insert(c) {
                 note(&format!(
                     "the mlx5 model lacks {c}; answered as the kernel would"
