@@ -137,11 +137,18 @@ fn interop(test: &str, server: Tool, client: Tool) {
             &["-d", &dev, "-g", "1", "-s", &sz, "-n", "1000"],
         );
         check_pair(&s, &c, size, 1000);
+        let summary = |d: &Done| {
+            d.stdout
+                .lines()
+                .filter(|l| l.contains(" bytes in ") || l.contains(" iters in "))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         eprintln!(
             "{test}: {size} bytes x 1000 in {:.1} s wall\n  server: {}\n  client: {}",
             t.elapsed().as_secs_f64(),
-            s.stdout.lines().last().unwrap_or(""),
-            c.stdout.lines().last().unwrap_or("")
+            summary(&s),
+            summary(&c)
         );
     }
 }
