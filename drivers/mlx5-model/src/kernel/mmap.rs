@@ -34,7 +34,9 @@ impl File {
             uapi::MLX5_IB_MMAP_REGULAR_PAGE
             | uapi::MLX5_IB_MMAP_WC_PAGE
             | uapi::MLX5_IB_MMAP_NC_PAGE => match (&self.uar_fd, &ctx.uars) {
-                (Some(fd), Some(uars)) => Ok((fd.try_clone()?, uars.page_offset(pgoff & 0xff, len)?)),
+                (Some(fd), Some(uars)) => {
+                    Ok((fd.try_clone()?, uars.page_offset(pgoff & 0xff, len)?))
+                }
                 // uar_mmap: a context of dynamic UARs has no static pages.
                 _ => err(libc::EINVAL),
             },
