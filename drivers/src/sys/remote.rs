@@ -435,6 +435,10 @@ mod tests {
     use nix::sys::socket::{socketpair, AddressFamily, SockFlag, SockType};
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "socketpair(SOCK_SEQPACKET) and SCM_RIGHTS: not supported by Miri"
+    )]
     fn frames_and_descriptors_cross_a_seqpacket_pair() {
         let (a, b) = socketpair(
             AddressFamily::Unix,
@@ -489,6 +493,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "connect(2) to a unix socket: not supported by Miri")]
     fn no_daemon_is_an_error() {
         let e = RemoteFile::connect(Path::new("/nonexistent/uverbs-model.sock")).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
