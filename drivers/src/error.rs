@@ -93,6 +93,10 @@ pub enum Verb {
     DestroySrq,
     /// Posting receive work requests to a shared receive queue.
     PostSrqRecv,
+    /// Opening the connection manager's file, `/dev/infiniband/rdma_cm`.
+    OpenRdmaCm,
+    /// A connection manager command (`RDMA_USER_CM_CMD_*`), by its number.
+    RdmaCm(u32),
 }
 
 /// The ids of a raw command, for errors of commands without a dedicated [`Verb`].
@@ -148,6 +152,8 @@ impl fmt::Display for Verb {
             Verb::DestroyAh => "DESTROY_AH",
             Verb::AttachMcast => "ATTACH_MCAST",
             Verb::DetachMcast => "DETACH_MCAST",
+            Verb::OpenRdmaCm => "open rdma_cm",
+            Verb::RdmaCm(cmd) => return write!(f, "rdma_cm {}", command_name(*cmd)),
         };
         f.write_str(name)
     }
@@ -235,6 +241,29 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// The peer rejected the connection (the connection manager's `REJECTED` event).
+    Rejected {
+        /// The reject reason (InfiniBand CM numbering: 28 is consumer-defined, the reason of an
+        /// application's reject; 8 an invalid service id, no listener on that port).
+        reason: u32,
+        /// The peer's private data (none when the kernel rejected on its own).
+        private_data: Vec<u8>,
+    },
+    /// A connection manager operation ended with an error event (`ADDR_ERROR`, `ROUTE_ERROR`,
+    /// `UNREACHABLE`, `CONNECT_ERROR`, `MULTICAST_ERROR`) or an unexpected one.
+    CmEvent {
+        /// The operation that was waiting.
+        verb: Verb,
+        /// The event's name (`"UNREACHABLE"`, ...).
+        event: &'static str,
+        /// The event's status.
+        errno: Errno,
+    },
+    /// Waiting for an event took longer than the caller allowed.
+    TimedOut {
+        /// What was being waited for.
+        verb: Verb,
+    },
 }
 
 impl Error {
@@ -263,6 +292,9 @@ impl Error {
             Error::QueueFull { .. } => Errno::ENOMEM,
             Error::InvalidModify { .. } => Errno::EINVAL,
             Error::WrongState { .. } => Errno::EINVAL,
+            Error::Rejected { .. } => Errno::ECONNREFUSED,
+            Error::CmEvent { errno, .. } => *errno,
+            Error::TimedOut { .. } => Errno::ETIMEDOUT,
         }
     }
 
@@ -274,7 +306,9 @@ impl Error {
             | Error::Protocol { verb, .. }
             | Error::InvalidArgument { verb, .. }
             | Error::QueueFull { verb, .. }
-            | Error::WrongState { verb, .. } => Some(*verb),
+            | Error::WrongState { verb, .. }
+            | Error::CmEvent { verb, .. }
+            | Error::TimedOut { verb } => Some(*verb),
             Error::InvalidModify { .. } => Some(Verb::ModifyQp),
             _ => None,
         }
@@ -322,7 +356,71 @@ impl fmt::Display for Error {
             Error::WrongState { verb, state, needed } => {
                 write!(f, "{verb}: the queue pair is in state {}, needs {needed}", qp_state_name(*state))
             }
+            Error::Rejected { reason, private_data } => write!(
+                f,
+                "the peer rejected the connection: reason {reason} ({}), {} bytes of private data",
+                reject_reason_name(*reason),
+                private_data.len()
+            ),
+            Error::CmEvent { verb, event, errno } => {
+                write!(f, "{verb}: event {event}: {errno:?} ({})", errno.desc())
+            }
+            Error::TimedOut { verb } => write!(f, "{verb}: no event within the timeout"),
         }
+    }
+}
+
+/// The name of a connection manager command, for errors.
+pub fn command_name(cmd: u32) -> &'static str {
+    const NAMES: [&str; 23] = [
+        "CREATE_ID",
+        "DESTROY_ID",
+        "BIND_IP",
+        "RESOLVE_IP",
+        "RESOLVE_ROUTE",
+        "QUERY_ROUTE",
+        "CONNECT",
+        "LISTEN",
+        "ACCEPT",
+        "REJECT",
+        "DISCONNECT",
+        "INIT_QP_ATTR",
+        "GET_EVENT",
+        "GET_OPTION",
+        "SET_OPTION",
+        "NOTIFY",
+        "JOIN_IP_MCAST",
+        "LEAVE_MCAST",
+        "MIGRATE_ID",
+        "QUERY",
+        "BIND",
+        "RESOLVE_ADDR",
+        "JOIN_MCAST",
+    ];
+    NAMES.get(cmd as usize).copied().unwrap_or("unknown command")
+}
+
+/// The name of an InfiniBand CM reject reason (the `status` of a `REJECTED` event; the kernel's
+/// `enum ib_cm_rej_reason`, which no uapi header carries).
+pub fn reject_reason_name(reason: u32) -> &'static str {
+    match reason {
+        1 => "no QP",
+        2 => "no EEC",
+        3 => "no resources",
+        4 => "timeout",
+        5 => "unsupported",
+        6 => "invalid communication id",
+        7 => "invalid communication instance",
+        8 => "invalid service id (nobody listens there)",
+        9 => "invalid transport type",
+        10 => "stale connection",
+        12 => "invalid GID",
+        26 => "invalid MTU",
+        27 => "insufficient responder resources",
+        28 => "consumer-defined (the application rejected)",
+        29 => "invalid RNR retry",
+        30 => "duplicate local communication id",
+        _ => "other",
     }
 }
 

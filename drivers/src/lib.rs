@@ -5,6 +5,8 @@
 //!   `uverbs-mlx5-model` is one).
 //! * [`chan`]: the uverbs command channel: ioctl commands built on the stack, write commands, and the
 //!   fallback between them.
+//! * [`cm`]: the RDMA connection manager's command file (`/dev/infiniband/rdma_cm`), its commands
+//!   and the decoder of its events.
 //! * [`discover`] and [`netlink`]: which devices exist and which driver each has.
 //! * [`ucontext`]: an open device file and the kernel's user context on it, with the query verbs;
 //!   [`event`]: its async event file and completion channels.
@@ -26,6 +28,7 @@
 pub mod backend;
 pub mod barrier;
 pub mod chan;
+pub mod cm;
 pub mod cmd;
 pub mod discover;
 pub mod error;

@@ -209,6 +209,20 @@ pub unsafe fn write_command(fd: BorrowedFd<'_>, cmd: &[u8]) -> nix::Result<usize
     nix::unistd::write(fd, cmd)
 }
 
+/// Writes a connection manager command (`struct rdma_ucm_cmd_hdr` and the command's struct) to an
+/// open `/dev/infiniband/rdma_cm`.
+///
+/// # Safety
+/// Every user pointer the command carries (its `response`, or `SET_OPTION`'s `optval`) must be null
+/// or point to memory valid for the kernel to write (to read, for `optval`) the size the command
+/// announces, for the duration of the call.
+#[inline]
+pub unsafe fn cm_write(fd: BorrowedFd<'_>, cmd: &[u8]) -> nix::Result<usize> {
+    // The write itself only reads `cmd`; the kernel's accesses through embedded pointers are covered
+    // by the caller's contract above.
+    nix::unistd::write(fd, cmd)
+}
+
 /// Maps `len` bytes of a device file at `offset`, shared and readable/writable: how the kernel hands
 /// out queue rings (rxe) and doorbell pages (mlx5). The mapping is unmapped when the returned value is
 /// dropped.

@@ -29,6 +29,7 @@
 //! | [`rxe`] | `rdma_user_rxe.h` |
 //! | [`mlx5`] | `mlx5-abi.h`, `mlx5_user_ioctl_cmds.h`, `mlx5_user_ioctl_verbs.h` |
 //! | [`netlink`] | `rdma_netlink.h` (device discovery subset) |
+//! | [`rdma_cm`] | `rdma_user_cm.h` (the connection manager, ABI 4; event numbers from librdmacm's `rdma_cma.h`) |
 //! | [`ib_verbs`] | none: values the ABI carries from the kernel's internal `ib_verbs.h` (QP states and attribute masks, send flags, completion status, receive opcodes and flags) |
 //!
 //! Everything is re-exported at the crate root.
@@ -65,6 +66,7 @@ pub mod ioctl;
 pub mod ioctl_verbs;
 pub mod mlx5;
 pub mod netlink;
+pub mod rdma_cm;
 pub mod rxe;
 pub mod verbs;
 
@@ -74,6 +76,7 @@ pub use ioctl::*;
 pub use ioctl_verbs::*;
 pub use mlx5::*;
 pub use netlink::*;
+pub use rdma_cm::*;
 pub use rxe::*;
 pub use verbs::*;
 

@@ -174,6 +174,7 @@ const HEADERS: &[&str] = &[
     "rdma/mlx5_user_ioctl_cmds.h",
     "rdma/mlx5_user_ioctl_verbs.h",
     "rdma/rdma_netlink.h",
+    "rdma/rdma_user_cm.h",
 ];
 
 const INSTALL_HINT: &str = "the layout test needs a C compiler and the Linux uapi headers \
@@ -250,9 +251,9 @@ fn layout_matches_c_headers() {
     // The exact sizes of the table: an entry lost (a struct, a constant, a field of a struct) fails
     // here rather than passing unchecked. Adding entries means updating these figures (and the
     // README's, which quotes the first two).
-    assert_eq!(t.structs, 183, "structs in the table");
-    assert_eq!(t.consts, 808, "constants in the table");
-    assert_eq!(t.checks.len(), 3193, "checks in the table");
+    assert_eq!(t.structs, 212, "structs in the table");
+    assert_eq!(t.consts, 850, "constants in the table");
+    assert_eq!(t.checks.len(), 3552, "checks in the table");
 
     let mut seen = std::collections::BTreeSet::new();
     for c in &t.checks {
@@ -849,6 +850,53 @@ layout! {
         }
         struct sockaddr_in { sin_family, sin_port, sin_addr, __pad }
         struct sockaddr_in6 { sin6_family, sin6_port, sin6_flowinfo, sin6_addr, sin6_scope_id }
+        struct __kernel_sockaddr_storage { ss_family, __data }
+        struct rdma_ucm_cmd_hdr { cmd, r#in, out }
+        struct rdma_ucm_create_id { uid, response, ps, qp_type, reserved }
+        struct rdma_ucm_create_id_resp { id }
+        struct rdma_ucm_destroy_id { response, id, reserved }
+        struct rdma_ucm_destroy_id_resp { events_reported }
+        struct rdma_ucm_bind { id, addr_size, reserved, addr }
+        struct rdma_ucm_resolve_addr {
+            id, timeout_ms, src_size, dst_size, reserved, src_addr, dst_addr,
+        }
+        struct rdma_ucm_resolve_route { id, timeout_ms }
+        struct rdma_ucm_query { response, id, option }
+        struct rdma_ucm_query_addr_resp {
+            node_guid, port_num, reserved, pkey, src_size, dst_size, src_addr, dst_addr,
+            ibdev_index, reserved1,
+        }
+        struct ib_path_rec_data { flags, reserved, path_rec }
+        struct rdma_ucm_query_path_resp { num_paths, reserved }
+            flex { "path_data" }
+        struct rdma_ucm_conn_param {
+            qp_num, qkey, private_data, private_data_len, srq, responder_resources,
+            initiator_depth, flow_control, retry_count, rnr_retry_count, valid,
+        }
+        struct rdma_ucm_ud_param { qp_num, qkey, ah_attr, private_data, private_data_len, reserved }
+        struct rdma_ucm_ece { vendor_id, attr_mod }
+        struct rdma_ucm_connect { conn_param, id, reserved, ece }
+        struct rdma_ucm_listen { id, backlog }
+        struct rdma_ucm_accept { uid, conn_param, id, reserved, ece }
+        struct rdma_ucm_reject { id, private_data_len, reason, reserved, private_data }
+        struct rdma_ucm_disconnect { id }
+        struct rdma_ucm_init_qp_attr { response, id, qp_state }
+        struct rdma_ucm_notify { id, event }
+        struct rdma_ucm_join_mcast { response, uid, id, addr_size, join_flags, addr }
+        struct rdma_ucm_get_event { response }
+        struct rdma_ucm_event_resp { uid, id, event, status, param, reserved, ece }
+            views {
+                "param.conn" at param: rdma_ucm_conn_param {
+                    qp_num, qkey, private_data, private_data_len, srq, responder_resources,
+                    initiator_depth, flow_control, retry_count, rnr_retry_count, valid,
+                },
+                "param.ud" at param: rdma_ucm_ud_param {
+                    qp_num, qkey, ah_attr, private_data, private_data_len, reserved,
+                },
+            }
+        struct rdma_ucm_set_option { optval, id, level, optname, optlen }
+        struct rdma_ucm_migrate_id { response, id, fd }
+        struct rdma_ucm_migrate_resp { events_reported }
     }
     consts {
         RDMA_IOCTL_MAGIC, UVERBS_ATTR_F_MANDATORY, UVERBS_ATTR_F_VALID_OUTPUT, UVERBS_ID_NS_MASK,
@@ -1183,7 +1231,20 @@ layout! {
         RDMA_NLDEV_ATTR_RES_SRQ, RDMA_NLDEV_ATTR_RES_SRQ_ENTRY, RDMA_NLDEV_ATTR_RES_SRQN,
         RDMA_NLDEV_ATTR_MIN_RANGE, RDMA_NLDEV_ATTR_MAX_RANGE, RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK,
         RDMA_NLDEV_ATTR_STAT_HWCOUNTER_INDEX, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_DYNAMIC,
-        RDMA_NLDEV_ATTR_MAX,
+        RDMA_NLDEV_ATTR_MAX, RDMA_USER_CM_ABI_VERSION, RDMA_MAX_PRIVATE_DATA,
+        RDMA_USER_CM_CMD_CREATE_ID, RDMA_USER_CM_CMD_DESTROY_ID, RDMA_USER_CM_CMD_BIND_IP,
+        RDMA_USER_CM_CMD_RESOLVE_IP, RDMA_USER_CM_CMD_RESOLVE_ROUTE, RDMA_USER_CM_CMD_QUERY_ROUTE,
+        RDMA_USER_CM_CMD_CONNECT, RDMA_USER_CM_CMD_LISTEN, RDMA_USER_CM_CMD_ACCEPT,
+        RDMA_USER_CM_CMD_REJECT, RDMA_USER_CM_CMD_DISCONNECT, RDMA_USER_CM_CMD_INIT_QP_ATTR,
+        RDMA_USER_CM_CMD_GET_EVENT, RDMA_USER_CM_CMD_GET_OPTION, RDMA_USER_CM_CMD_SET_OPTION,
+        RDMA_USER_CM_CMD_NOTIFY, RDMA_USER_CM_CMD_JOIN_IP_MCAST, RDMA_USER_CM_CMD_LEAVE_MCAST,
+        RDMA_USER_CM_CMD_MIGRATE_ID, RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_CMD_BIND,
+        RDMA_USER_CM_CMD_RESOLVE_ADDR, RDMA_USER_CM_CMD_JOIN_MCAST, RDMA_PS_IPOIB, RDMA_PS_IB,
+        RDMA_PS_TCP, RDMA_PS_UDP, RDMA_USER_CM_QUERY_ADDR, RDMA_USER_CM_QUERY_PATH,
+        RDMA_USER_CM_QUERY_GID, RDMA_MC_JOIN_FLAG_FULLMEMBER,
+        RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER, RDMA_MC_JOIN_FLAG_RESERVED, RDMA_OPTION_ID,
+        RDMA_OPTION_IB, RDMA_OPTION_ID_TOS, RDMA_OPTION_ID_REUSEADDR, RDMA_OPTION_ID_AFONLY,
+        RDMA_OPTION_ID_ACK_TIMEOUT, RDMA_OPTION_IB_PATH,
     }
     exprs {
         "RDMA_VERBS_IOCTL_NR" => (RDMA_VERBS_IOCTL_NR, "_IOC_NR(RDMA_VERBS_IOCTL)"),
