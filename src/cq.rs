@@ -44,6 +44,15 @@ pub struct CompletionQueue<'ctx> {
 }
 
 impl<'ctx> CompletionQueue<'ctx> {
+    /// A handle on shared state (the queue keeps its context alive, so the lifetime is only the
+    /// API's).
+    pub(crate) fn from_shared(inner: Arc<CqInner>) -> CompletionQueue<'ctx> {
+        CompletionQueue {
+            inner,
+            _ctx: PhantomData,
+        }
+    }
+
     pub(crate) fn new(
         ctx: &'ctx Context,
         min_cq_entries: i32,

@@ -49,6 +49,7 @@
 mod ah;
 mod attr;
 mod channel;
+pub mod cm;
 mod context;
 mod cq;
 mod device;

@@ -502,6 +502,20 @@ impl CmFile {
         Ok(r.events_reported)
     }
 
+    /// `MIGRATE_ID`: moves the identifier `id` of this file (and its queued events) to the event
+    /// channel `to`; returns how many of its events this file handed out. (The command is written
+    /// to the destination, naming the source by its descriptor, as librdmacm does.)
+    pub fn migrate_id(&self, id: u32, to: &CmFile) -> Result<u32> {
+        let req = rdma_ucm_migrate_id {
+            id,
+            fd: std::os::fd::AsRawFd::as_raw_fd(&self.fd) as u32,
+            ..Default::default()
+        };
+        let r: rdma_ucm_migrate_resp =
+            to.exec_out(RDMA_USER_CM_CMD_MIGRATE_ID, req, |r, p| r.response = p)?;
+        Ok(r.events_reported)
+    }
+
     /// `SET_OPTION` at `level`, option `name`, to `value`.
     pub fn set_option(&self, id: u32, level: u32, name: u32, value: &[u8]) -> Result<()> {
         let req = rdma_ucm_set_option {

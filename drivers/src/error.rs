@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use nix::errno::Errno;
+pub use nix::errno::Errno;
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -171,3 +171,49 @@ impl QpAttr {
         Ok(k)
     }
 }
+
+impl AddressVector {
+    /// The address vector in the kernel's `ib_uverbs_ah_attr` (as connection manager events and
+    /// `INIT_QP_ATTR` give it).
+    pub(crate) fn from_kernel(a: &uapi::ib_uverbs_ah_attr) -> AddressVector {
+        AddressVector {
+            dgid: (a.is_global != 0).then(|| Gid::from_bytes(a.grh.dgid)),
+            sgid_index: a.grh.sgid_index,
+            hop_limit: a.grh.hop_limit,
+            traffic_class: a.grh.traffic_class,
+            flow_label: a.grh.flow_label,
+            dlid: a.dlid,
+            sl: a.sl,
+            src_path_bits: a.src_path_bits,
+            static_rate: a.static_rate,
+            port_num: a.port_num,
+        }
+    }
+}
+
+impl QpAttr {
+    /// The attributes of the kernel's answer to the connection manager's `INIT_QP_ATTR`: the fields
+    /// its `qp_attr_mask` names.
+    pub(crate) fn from_kernel(a: &uapi::ib_uverbs_qp_attr) -> QpAttr {
+        let m = a.qp_attr_mask;
+        let has = |bit: u32| m & bit != 0;
+        QpAttr {
+            qp_state: has(mask::STATE).then_some(a.qp_state),
+            qp_access_flags: has(mask::ACCESS_FLAGS).then_some(ibv_access_flags(a.qp_access_flags)),
+            pkey_index: has(mask::PKEY_INDEX).then_some(a.pkey_index),
+            port_num: has(mask::PORT).then_some(a.port_num),
+            qkey: has(mask::QKEY).then_some(a.qkey),
+            ah_attr: has(mask::AV).then(|| AddressVector::from_kernel(&a.ah_attr)),
+            path_mtu: has(mask::PATH_MTU).then_some(a.path_mtu),
+            timeout: has(mask::TIMEOUT).then_some(a.timeout),
+            retry_cnt: has(mask::RETRY_CNT).then_some(a.retry_cnt),
+            rnr_retry: has(mask::RNR_RETRY).then_some(a.rnr_retry),
+            rq_psn: has(mask::RQ_PSN).then_some(a.rq_psn),
+            sq_psn: has(mask::SQ_PSN).then_some(a.sq_psn),
+            max_rd_atomic: has(mask::MAX_QP_RD_ATOMIC).then_some(a.max_rd_atomic),
+            max_dest_rd_atomic: has(mask::MAX_DEST_RD_ATOMIC).then_some(a.max_dest_rd_atomic),
+            min_rnr_timer: has(mask::MIN_RNR_TIMER).then_some(a.min_rnr_timer),
+            dest_qp_num: has(mask::DEST_QPN).then_some(a.dest_qp_num),
+        }
+    }
+}

@@ -34,7 +34,7 @@ const PORT_NUM: u8 = 1;
 
 /// A queue pair's kernel object and rings, and what it keeps alive.
 #[derive(Debug)]
-struct QpInner {
+pub(crate) struct QpInner {
     // Dropped first: the QP is destroyed before its CQs and PD can go.
     imp: Qp,
     _send_cq: Arc<CqInner>,
@@ -74,6 +74,20 @@ pub struct QueuePair<'res> {
 }
 
 impl<'res> QueuePair<'res> {
+    /// The shared state, for the connection manager, which drives the queue pair's states.
+    pub(crate) fn shared(&self) -> Arc<QpInner> {
+        Arc::clone(&self.inner)
+    }
+
+    /// A handle on shared state (the queue pair keeps what it uses alive, so the lifetime is only
+    /// the API's).
+    pub(crate) fn from_shared(inner: Arc<QpInner>) -> QueuePair<'res> {
+        QueuePair {
+            inner,
+            _res: PhantomData,
+        }
+    }
+
     /// The queue pair number.
     pub fn qp_num(&self) -> u32 {
         self.inner.imp.qpn()

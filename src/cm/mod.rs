@@ -1,0 +1,1049 @@
+//! The RDMA connection manager: connect by IP address and port, as librdmacm does, without
+//! librdmacm.
+//!
+//! The kernel's connection manager (`/dev/infiniband/rdma_cm`, module `rdma_ucm`) resolves an IP
+//! address to a device, port and path, and runs the InfiniBand CM handshake that connects two queue
+//! pairs. Queue pairs are still created through uverbs and moved through their states with the
+//! attributes the kernel computes (`INIT_QP_ATTR`), as librdmacm does.
+//!
+//! Two levels:
+//! * [`Listener`] and [`Connection`], librdmacm's `rdma_create_ep` for the common case: a listener
+//!   that yields connected queue pairs, and a `connect(addr)` that returns one, each with its own
+//!   context, protection domain and completion queue.
+//! * [`EventChannel`] and [`CmId`], librdmacm's `rdma_cm_id` calls: identifiers in the reliable
+//!   ([`PortSpace::Tcp`]) or datagram ([`PortSpace::Udp`]) port space, `bind`, `resolve_addr`,
+//!   `resolve_route`, `listen`, `connect`/`accept`/`reject` with private data, `disconnect`,
+//!   multicast, and a queue pair created on the identifier. Their answers are [`Event`]s, read
+//!   blocking, with a timeout, without blocking, or (feature `tokio`) asynchronously.
+//!
+//! Connecting by IP in a dozen lines:
+//!
+//! ```no_run
+//! use uverbs::cm::{Connection, EndpointConfig, Listener};
+//!
+//! # fn main() -> std::io::Result<()> {
+//! let cfg = EndpointConfig::default();
+//! let listener = Listener::bind("10.0.0.1:7471".parse().unwrap(), &cfg)?;
+//! std::thread::spawn(move || -> std::io::Result<()> {
+//!     let conn = listener.accept()?; // a connected RC queue pair, on the right device
+//!     let mr = conn.pd().allocate::<u8>(4096)?;
+//!     // ... post receives on conn.qp(), poll conn.cq()
+//!     Ok(())
+//! });
+//! let conn = Connection::connect("10.0.0.1:7471".parse().unwrap(), &cfg)?;
+//! println!("connected to QP {:#x} on {}", conn.peer().qp_num, conn.context().name());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Errors name the command (`rdma_cm CONNECT failed: ...`) or the event that ended an operation:
+//! a peer that rejects is [`Error::Rejected`](crate::Error::Rejected) with its reason and private
+//! data, an address nobody answers is an `UNREACHABLE` or `ADDR_ERROR`
+//! [`Error::CmEvent`](crate::Error::CmEvent) with the kernel's errno.
+
+mod endpoint;
+
+pub use endpoint::{Connection, EndpointConfig, Listener};
+pub use uverbs_drivers::cm::{
+    ConnParam as PeerParam, MAX_ACCEPT_PRIVATE_DATA, MAX_CONNECT_PRIVATE_DATA,
+    MAX_REJECT_PRIVATE_DATA, MAX_UD_ACCEPT_PRIVATE_DATA, MAX_UD_CONNECT_PRIVATE_DATA,
+};
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use uverbs_drivers::cm::{self as raw, CmEvent, CmEventData, CmFile};
+use uverbs_drivers::error::{Error, Verb};
+use uverbs_drivers::uapi::*;
+
+use crate::cq::CompletionQueue;
+use crate::ibv::{ibv_qp_state, ibv_qp_type};
+use crate::pd::ProtectionDomain;
+use crate::qp::{AddressVector, QpAttr, QpCaps, QueuePair};
+use crate::{Context, Gid, Guid};
+
+/// The Q_Key of the datagram port space (librdmacm's `RDMA_UDP_QKEY`; the kernel sets it on UD
+/// queue pairs of [`PortSpace::Udp`] identifiers).
+pub const RDMA_UDP_QKEY: u32 = 0x0123_4567;
+
+/// How long the blocking calls wait for address and route resolution when not told.
+pub const DEFAULT_RESOLVE_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn millis(t: Duration) -> u32 {
+    u32::try_from(t.as_millis()).unwrap_or(u32::MAX)
+}
+
+/// The port space of an identifier: which transport its connections use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortSpace {
+    /// Reliable connections (`RDMA_PS_TCP`): RC queue pairs.
+    Tcp,
+    /// Datagrams (`RDMA_PS_UDP`): UD queue pairs, multicast.
+    Udp,
+}
+
+impl PortSpace {
+    fn raw(self) -> u16 {
+        match self {
+            PortSpace::Tcp => RDMA_PS_TCP,
+            PortSpace::Udp => RDMA_PS_UDP,
+        }
+    }
+
+    fn qp_type(self) -> ibv_qp_type::Type {
+        match self {
+            PortSpace::Tcp => ibv_qp_type::IBV_QPT_RC,
+            PortSpace::Udp => ibv_qp_type::IBV_QPT_UD,
+        }
+    }
+}
+
+/// The parameters this side sends with a connect or an accept (`struct rdma_conn_param`).
+///
+/// The default is what rping uses: one outstanding RDMA read or atomic each way, seven transport
+/// retries, RNR retries forever, no private data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnParams {
+    /// Private data for the peer: at most [`MAX_CONNECT_PRIVATE_DATA`] bytes with a connect,
+    /// [`MAX_ACCEPT_PRIVATE_DATA`] with an accept ([`MAX_UD_CONNECT_PRIVATE_DATA`] and
+    /// [`MAX_UD_ACCEPT_PRIVATE_DATA`] for datagrams). Longer is refused before the kernel sees it.
+    pub private_data: Vec<u8>,
+    /// RDMA reads and atomics this side accepts as target at once.
+    pub responder_resources: u8,
+    /// RDMA reads and atomics this side issues at once.
+    pub initiator_depth: u8,
+    /// Transport retries (at most 7).
+    pub retry_count: u8,
+    /// RNR retries (at most 7; 7 is forever).
+    pub rnr_retry_count: u8,
+    /// Whether the hardware does end-to-end flow control.
+    pub flow_control: bool,
+}
+
+impl Default for ConnParams {
+    fn default() -> Self {
+        Self {
+            private_data: Vec::new(),
+            responder_resources: 1,
+            initiator_depth: 1,
+            retry_count: 7,
+            rnr_retry_count: 7,
+            flow_control: false,
+        }
+    }
+}
+
+impl ConnParams {
+    fn to_kernel(&self, verb: Verb, max: usize, qp_num: u32, qkey: u32, srq: bool) -> Result<rdma_ucm_conn_param, Error> {
+        let bad = |what: String| Error::InvalidArgument { verb, what };
+        if self.private_data.len() > max {
+            return Err(bad(format!(
+                "{} bytes of private data, the port space carries at most {max}",
+                self.private_data.len()
+            )));
+        }
+        if self.retry_count > 7 || self.rnr_retry_count > 7 {
+            return Err(bad(format!(
+                "retry count {} / RNR retry count {} (at most 7)",
+                self.retry_count, self.rnr_retry_count
+            )));
+        }
+        let mut p = rdma_ucm_conn_param::default();
+        p.qp_num = qp_num;
+        p.qkey = qkey;
+        p.private_data[..self.private_data.len()].copy_from_slice(&self.private_data);
+        p.private_data_len = self.private_data.len() as u8;
+        p.srq = u8::from(srq);
+        p.responder_resources = self.responder_resources;
+        p.initiator_depth = self.initiator_depth;
+        p.flow_control = u8::from(self.flow_control);
+        p.retry_count = self.retry_count;
+        p.rnr_retry_count = self.rnr_retry_count;
+        p.valid = 1;
+        Ok(p)
+    }
+}
+
+/// A datagram peer (or multicast group) as an event names it: send to it with an address handle
+/// made from `av`, its queue pair number and Q_Key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UdPeer {
+    /// The queue pair number to send to (`0xffffff` for a multicast group).
+    pub qp_num: u32,
+    /// The Q_Key to send with.
+    pub qkey: u32,
+    /// The address vector for [`ProtectionDomain::create_ah`].
+    pub av: AddressVector,
+    /// The peer's private data.
+    pub private_data: Vec<u8>,
+}
+
+impl From<raw::UdParam> for UdPeer {
+    fn from(p: raw::UdParam) -> Self {
+        UdPeer {
+            qp_num: p.qp_num,
+            qkey: p.qkey,
+            av: AddressVector::from_kernel(&p.ah_attr),
+            private_data: p.private_data,
+        }
+    }
+}
+
+/// What happened: every event of the kernel's connection manager, with its status.
+///
+/// Error events carry the kernel's errno (positive, e.g. `ETIMEDOUT` = 110).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// The address resolved: the identifier is bound to a device and port.
+    AddrResolved,
+    /// Address resolution failed.
+    AddrError {
+        /// The errno.
+        errno: i32,
+    },
+    /// The route resolved: the identifier may connect.
+    RouteResolved,
+    /// Route resolution failed.
+    RouteError {
+        /// The errno.
+        errno: i32,
+    },
+    /// A connection request arrived at a listener (reliable port space). Accept or reject `id`;
+    /// dropping it rejects the request.
+    ConnectRequest {
+        /// The new identifier, on the listener's device.
+        id: CmId,
+        /// The peer's parameters and private data.
+        peer: PeerParam,
+    },
+    /// A datagram resolve request arrived at a listener. Accept or reject `id`.
+    UdConnectRequest {
+        /// The new identifier.
+        id: CmId,
+        /// How to reach the peer.
+        peer: UdPeer,
+    },
+    /// The peer answered a connect on an identifier without a queue pair (with one, the answer
+    /// is handled here and reported as [`EventKind::Established`]).
+    ConnectResponse {
+        /// The peer's parameters and private data.
+        peer: PeerParam,
+    },
+    /// Establishing the connection failed.
+    ConnectError {
+        /// The errno.
+        errno: i32,
+    },
+    /// The peer could not be reached, or did not answer in time.
+    Unreachable {
+        /// The errno (`ETIMEDOUT` after the kernel's retries).
+        errno: i32,
+    },
+    /// The peer rejected the connection.
+    Rejected {
+        /// The reject reason (InfiniBand CM numbering: 28 when an application rejected, 8 when
+        /// nobody listens on the port); [`reject_reason_name`] names it.
+        reason: u32,
+        /// The peer's private data.
+        private_data: Vec<u8>,
+    },
+    /// The connection is established (reliable port space).
+    Established {
+        /// The peer's parameters and private data (from its accept, on the active side).
+        peer: PeerParam,
+    },
+    /// The datagram peer answered a resolve: send to it.
+    UdEstablished {
+        /// How to reach the peer.
+        peer: UdPeer,
+    },
+    /// The connection was disconnected (by the peer, or locally).
+    Disconnected,
+    /// The device went away: the identifier is useless.
+    DeviceRemoval,
+    /// A multicast join completed (the identifier's queue pair, if any, is attached to the group).
+    MulticastJoin {
+        /// The group: its address handle, queue pair number `0xffffff` and Q_Key.
+        group: UdPeer,
+    },
+    /// A multicast group failed.
+    MulticastError {
+        /// The errno.
+        errno: i32,
+    },
+    /// The local address changed.
+    AddrChange,
+    /// The connection's time-wait ended: its queue pair number may be reused.
+    TimewaitExit,
+}
+
+/// The name of an InfiniBand CM reject reason.
+pub fn reject_reason_name(reason: u32) -> &'static str {
+    raw::reject_reason_name(reason)
+}
+
+/// One connection manager event.
+#[derive(Debug)]
+pub struct Event {
+    /// The handle ([`CmId::handle`]) of the identifier the event is about; for a connection
+    /// request, the listener's.
+    pub id: u32,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+impl Event {
+    /// The event's name as librdmacm spells it, without `RDMA_CM_EVENT_`: `"ESTABLISHED"`, ...
+    pub fn name(&self) -> &'static str {
+        let n = match self.kind {
+            EventKind::AddrResolved => RDMA_CM_EVENT_ADDR_RESOLVED,
+            EventKind::AddrError { .. } => RDMA_CM_EVENT_ADDR_ERROR,
+            EventKind::RouteResolved => RDMA_CM_EVENT_ROUTE_RESOLVED,
+            EventKind::RouteError { .. } => RDMA_CM_EVENT_ROUTE_ERROR,
+            EventKind::ConnectRequest { .. } | EventKind::UdConnectRequest { .. } => {
+                RDMA_CM_EVENT_CONNECT_REQUEST
+            }
+            EventKind::ConnectResponse { .. } => RDMA_CM_EVENT_CONNECT_RESPONSE,
+            EventKind::ConnectError { .. } => RDMA_CM_EVENT_CONNECT_ERROR,
+            EventKind::Unreachable { .. } => RDMA_CM_EVENT_UNREACHABLE,
+            EventKind::Rejected { .. } => RDMA_CM_EVENT_REJECTED,
+            EventKind::Established { .. } | EventKind::UdEstablished { .. } => {
+                RDMA_CM_EVENT_ESTABLISHED
+            }
+            EventKind::Disconnected => RDMA_CM_EVENT_DISCONNECTED,
+            EventKind::DeviceRemoval => RDMA_CM_EVENT_DEVICE_REMOVAL,
+            EventKind::MulticastJoin { .. } => RDMA_CM_EVENT_MULTICAST_JOIN,
+            EventKind::MulticastError { .. } => RDMA_CM_EVENT_MULTICAST_ERROR,
+            EventKind::AddrChange => RDMA_CM_EVENT_ADDR_CHANGE,
+            EventKind::TimewaitExit => RDMA_CM_EVENT_TIMEWAIT_EXIT,
+        };
+        raw::event_name(n)
+    }
+
+    /// This event as the error that ends an operation that waited for something else: error events
+    /// keep their errno (`REJECTED` becomes [`Error::Rejected`]), any other event is `EPROTO`.
+    pub fn into_error(self, verb: Verb) -> Error {
+        let name = self.name();
+        let errno = match self.kind {
+            EventKind::Rejected {
+                reason,
+                private_data,
+            } => {
+                return Error::Rejected {
+                    reason,
+                    private_data,
+                }
+            }
+            EventKind::AddrError { errno }
+            | EventKind::RouteError { errno }
+            | EventKind::ConnectError { errno }
+            | EventKind::Unreachable { errno }
+            | EventKind::MulticastError { errno } => errno,
+            EventKind::Disconnected => libc::ECONNRESET,
+            EventKind::DeviceRemoval => libc::ENODEV,
+            _ => libc::EPROTO,
+        };
+        Error::CmEvent {
+            verb,
+            event: name,
+            errno: uverbs_drivers::error::Errno::from_raw(if errno == 0 { libc::EIO } else { errno }),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct ChanInner {
+    file: CmFile,
+    /// The identifiers of this channel by kernel handle: events name them by handle.
+    ids: Mutex<HashMap<u32, Weak<IdInner>>>,
+    /// Events read while waiting for another identifier's.
+    pending: Mutex<VecDeque<Event>>,
+    /// One reader at a time, so that events are processed in order.
+    reader: Mutex<()>,
+}
+
+/// Cookies for the kernel: unique per process, with the port space in bit 0 (bit 0 set: datagram).
+static NEXT_UID: AtomicU64 = AtomicU64::new(2);
+
+fn new_uid(ps: PortSpace) -> u64 {
+    NEXT_UID.fetch_add(2, Ordering::Relaxed) | u64::from(ps == PortSpace::Udp)
+}
+
+/// An event channel of the connection manager (`rdma_create_event_channel`): identifiers created
+/// on it report their [`Event`]s here.
+///
+/// The file is pollable: [`EventChannel::as_fd`] for a reactor, [`EventChannel::get_event_async`]
+/// with the `tokio` feature. Clones share the channel.
+#[derive(Debug, Clone)]
+pub struct EventChannel {
+    inner: Arc<ChanInner>,
+}
+
+impl EventChannel {
+    /// Opens a new event channel (`/dev/infiniband/rdma_cm`; module `rdma_ucm`).
+    pub fn new() -> io::Result<EventChannel> {
+        Ok(EventChannel {
+            inner: Arc::new(ChanInner {
+                file: CmFile::open()?,
+                ids: Mutex::default(),
+                pending: Mutex::default(),
+                reader: Mutex::default(),
+            }),
+        })
+    }
+
+    /// Creates an identifier in port space `ps` (`rdma_create_id`).
+    pub fn create_id(&self, ps: PortSpace) -> io::Result<CmId> {
+        let uid = new_uid(ps);
+        let qp_type = ps.qp_type() as u8;
+        let handle = self.inner.file.create_id(uid, ps.raw(), qp_type)?;
+        Ok(CmId::register(&self.inner, handle, uid, ps))
+    }
+
+    /// Waits for the next event.
+    pub fn get_event(&self) -> io::Result<Event> {
+        loop {
+            if let Some(e) = self.get_event_timeout(Duration::from_secs(3600))? {
+                return Ok(e);
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for the next event.
+    pub fn get_event_timeout(&self, timeout: Duration) -> io::Result<Option<Event>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.try_get_event()? {
+                return Ok(Some(e));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            self.inner.file.wait_readable(i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1))?;
+        }
+    }
+
+    /// The next event if one is queued, without waiting.
+    pub fn try_get_event(&self) -> io::Result<Option<Event>> {
+        if let Some(e) = lock(&self.inner.pending).pop_front() {
+            return Ok(Some(e));
+        }
+        Ok(self.inner.read_one()?)
+    }
+
+    /// Waits for the next event on the tokio reactor (feature `tokio`).
+    #[cfg(feature = "tokio")]
+    pub async fn get_event_async(&self) -> io::Result<Event> {
+        crate::reactor::wait_readable_then(self.inner.file.as_fd(), || self.try_get_event()).await
+    }
+
+    /// Waits up to `timeout` for the next event of identifier `handle`, keeping the others for
+    /// [`EventChannel::get_event`].
+    fn wait_for(&self, handle: u32, timeout: Duration) -> Result<Event, Error> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            {
+                let mut pending = lock(&self.inner.pending);
+                if let Some(i) = pending.iter().position(|e| e.id == handle) {
+                    if let Some(e) = pending.remove(i) {
+                        return Ok(e);
+                    }
+                }
+            }
+            match self.inner.read_one()? {
+                Some(e) if e.id == handle => return Ok(e),
+                Some(e) => lock(&self.inner.pending).push_back(e),
+                None => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(Error::TimedOut {
+                            verb: Verb::RdmaCm(RDMA_USER_CM_CMD_GET_EVENT),
+                        });
+                    }
+                    self.inner
+                        .file
+                        .wait_readable(i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1))?;
+                }
+            }
+        }
+    }
+}
+
+impl AsFd for EventChannel {
+    /// The channel's file: readable when an event is queued.
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.inner.file.as_fd()
+    }
+}
+
+impl ChanInner {
+    /// Reads and processes one event; `None` when none is queued. Events of identifiers already
+    /// dropped are skipped.
+    fn read_one(self: &Arc<Self>) -> Result<Option<Event>, Error> {
+        let _reader = lock(&self.reader);
+        loop {
+            let Some(resp) = self.file.get_event_raw()? else {
+                return Ok(None);
+            };
+            let target = lock(&self.ids).get(&resp.id).and_then(Weak::upgrade);
+            let datagram = match (&target, resp.event) {
+                (_, RDMA_CM_EVENT_CONNECT_REQUEST) | (None, _) => resp.uid & 1 == 1,
+                (Some(t), _) => t.ps == PortSpace::Udp,
+            };
+            let ev = raw::decode_event(zerocopy::IntoBytes::as_bytes(&resp), datagram)?;
+            if ev.event == RDMA_CM_EVENT_CONNECT_REQUEST {
+                let ps = if datagram { PortSpace::Udp } else { PortSpace::Tcp };
+                let listener = lock(&self.ids)
+                    .iter()
+                    .find(|(_, w)| w.upgrade().is_some_and(|l| l.uid == ev.uid))
+                    .map(|(h, _)| *h)
+                    .unwrap_or(0);
+                let id = CmId::register(self, ev.id, 0, ps);
+                let kind = match ev.data {
+                    CmEventData::Ud(peer) => EventKind::UdConnectRequest {
+                        id,
+                        peer: peer.into(),
+                    },
+                    CmEventData::Conn(peer) => EventKind::ConnectRequest { id, peer },
+                    CmEventData::None => EventKind::ConnectRequest {
+                        id,
+                        peer: PeerParam::default(),
+                    },
+                };
+                return Ok(Some(Event { id: listener, kind }));
+            }
+            let Some(target) = target else {
+                // Its identifier is gone (the kernel drops the events of destroyed ones, but a
+                // handle may have been reused meanwhile): nothing to report it to.
+                continue;
+            };
+            return Ok(Some(target.process(ev)));
+        }
+    }
+}
+
+/// A multicast membership of an identifier.
+#[derive(Debug)]
+struct Membership {
+    addr: SocketAddr,
+    handle: u32,
+    attached: Option<(Gid, u16)>,
+}
+
+#[derive(Debug)]
+struct IdInner {
+    chan: Arc<ChanInner>,
+    handle: u32,
+    uid: u64,
+    ps: PortSpace,
+    qp: Mutex<Option<Arc<crate::qp::QpInner>>>,
+    /// The resources this side asked for with its connect or accept, applied at RTR/RTS.
+    rd_atomic: Mutex<Option<(u8, u8)>>,
+    mcast: Mutex<Vec<Membership>>,
+    /// Moved to another channel: the new owner destroys it.
+    moved: AtomicBool,
+}
+
+impl Drop for IdInner {
+    fn drop(&mut self) {
+        lock(&self.chan.ids).remove(&self.handle);
+        if self.moved.load(Ordering::Relaxed) {
+            return;
+        }
+        let qp = lock(&self.qp).take();
+        for m in lock(&self.mcast).drain(..) {
+            if let (Some(qp), Some((gid, lid))) = (&qp, m.attached) {
+                let _ = QueuePair::from_shared(Arc::clone(qp)).detach_mcast(&gid, lid);
+            }
+            if let Err(e) = self.chan.file.leave_mcast(m.handle) {
+                uverbs_drivers::report_drop_error("multicast membership", &e);
+            }
+        }
+        if let Err(e) = self.chan.file.destroy_id(self.handle) {
+            uverbs_drivers::report_drop_error("connection manager identifier", &e);
+        }
+    }
+}
+
+impl IdInner {
+    fn qp(&self) -> Option<QueuePair<'static>> {
+        lock(&self.qp).clone().map(QueuePair::from_shared)
+    }
+
+    /// Moves the identifier's queue pair to `state` with the kernel's attributes.
+    fn modify_qp(&self, qp: &QueuePair<'_>, state: u32) -> Result<(), Error> {
+        let mut attr = QpAttr::from_kernel(&self.chan.file.init_qp_attr(self.handle, state)?);
+        if let Some((resp, init)) = *lock(&self.rd_atomic) {
+            if state == ibv_qp_state::IBV_QPS_RTR && attr.max_dest_rd_atomic.is_some() {
+                attr.max_dest_rd_atomic = Some(resp);
+            }
+            if state == ibv_qp_state::IBV_QPS_RTS && attr.max_rd_atomic.is_some() {
+                attr.max_rd_atomic = Some(init);
+            }
+        }
+        qp.modify(&attr).map_err(|e| match uverbs_drivers_error(e) {
+            Ok(e) => e,
+            Err(e) => Error::Protocol {
+                verb: Verb::ModifyQp,
+                what: e.to_string(),
+            },
+        })
+    }
+
+    /// Turns a decoded event into the user's, doing what librdmacm does on the way: completes the
+    /// active side of a connection on `CONNECT_RESPONSE`, attaches the queue pair on
+    /// `MULTICAST_JOIN`.
+    fn process(&self, ev: CmEvent) -> Event {
+        let errno = -ev.status;
+        let kind = match (ev.event, ev.data) {
+            (RDMA_CM_EVENT_ADDR_RESOLVED, _) => EventKind::AddrResolved,
+            (RDMA_CM_EVENT_ADDR_ERROR, _) => EventKind::AddrError { errno },
+            (RDMA_CM_EVENT_ROUTE_RESOLVED, _) => EventKind::RouteResolved,
+            (RDMA_CM_EVENT_ROUTE_ERROR, _) => EventKind::RouteError { errno },
+            (RDMA_CM_EVENT_CONNECT_RESPONSE, CmEventData::Conn(peer)) => match self.qp() {
+                Some(qp) => match self.complete_connect(&qp) {
+                    Ok(()) => EventKind::Established { peer },
+                    Err(e) => {
+                        let _ = self.chan.file.reject(self.handle, 0, &[]);
+                        EventKind::ConnectError {
+                            errno: e.errno() as i32,
+                        }
+                    }
+                },
+                None => EventKind::ConnectResponse { peer },
+            },
+            (RDMA_CM_EVENT_CONNECT_ERROR, _) => EventKind::ConnectError { errno },
+            (RDMA_CM_EVENT_UNREACHABLE, _) => EventKind::Unreachable { errno },
+            (RDMA_CM_EVENT_REJECTED, data) => EventKind::Rejected {
+                reason: ev.status as u32,
+                private_data: match data {
+                    CmEventData::Conn(p) => p.private_data,
+                    CmEventData::Ud(p) => p.private_data,
+                    CmEventData::None => Vec::new(),
+                },
+            },
+            (RDMA_CM_EVENT_ESTABLISHED, CmEventData::Ud(peer)) => EventKind::UdEstablished {
+                peer: peer.into(),
+            },
+            (RDMA_CM_EVENT_ESTABLISHED, CmEventData::Conn(peer)) => {
+                EventKind::Established { peer }
+            }
+            (RDMA_CM_EVENT_DISCONNECTED, _) => EventKind::Disconnected,
+            (RDMA_CM_EVENT_DEVICE_REMOVAL, _) => EventKind::DeviceRemoval,
+            (RDMA_CM_EVENT_MULTICAST_JOIN, CmEventData::Ud(group)) => {
+                let group = UdPeer::from(group);
+                if let (Some(qp), Some(gid)) = (self.qp(), group.av.dgid) {
+                    let lid = group.av.dlid;
+                    match qp.attach_mcast(&gid, lid) {
+                        Ok(()) => {
+                            let uid = ev.uid;
+                            if let Some(m) = lock(&self.mcast).iter_mut().find(|m| u64::from(m.handle) == uid || m.attached.is_none()) {
+                                m.attached = Some((gid, lid));
+                            }
+                        }
+                        Err(e) => {
+                            return Event {
+                                id: self.handle,
+                                kind: EventKind::MulticastError {
+                                    errno: e.raw_os_error().unwrap_or(libc::EIO),
+                                },
+                            }
+                        }
+                    }
+                }
+                EventKind::MulticastJoin { group }
+            }
+            (RDMA_CM_EVENT_MULTICAST_ERROR, _) => EventKind::MulticastError { errno },
+            (RDMA_CM_EVENT_ADDR_CHANGE, _) => EventKind::AddrChange,
+            (RDMA_CM_EVENT_TIMEWAIT_EXIT, _) => EventKind::TimewaitExit,
+            // An event whose parameters do not fit its port space.
+            (_, _) => EventKind::ConnectError {
+                errno: libc::EPROTO,
+            },
+        };
+        Event {
+            id: self.handle,
+            kind,
+        }
+    }
+
+    /// The active side after the peer's accept: RTR, RTS, then `ACCEPT` (which sends the RTU).
+    fn complete_connect(&self, qp: &QueuePair<'_>) -> Result<(), Error> {
+        self.modify_qp(qp, ibv_qp_state::IBV_QPS_RTR)?;
+        self.modify_qp(qp, ibv_qp_state::IBV_QPS_RTS)?;
+        self.chan.file.accept(self.handle, self.uid, None)
+    }
+}
+
+/// Our errors travel as `io::Error`s with the typed error inside; get it back.
+fn uverbs_drivers_error(e: io::Error) -> Result<Error, io::Error> {
+    match e.get_ref().and_then(|r| r.downcast_ref::<Error>()) {
+        Some(_) => Ok(*e.into_inner().and_then(|b| b.downcast::<Error>().ok()).expect("checked")),
+        None => Err(e),
+    }
+}
+
+/// The device and port an identifier is bound to (after bind to a local address, or after its
+/// address resolved): open this device ([`CmId::open_context`]) to create its queue pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DevicePort {
+    /// The device's node GUID.
+    pub node_guid: Guid,
+    /// The device's index (as `rdma dev` numbers them).
+    pub index: u32,
+    /// The port, from 1.
+    pub port: u8,
+}
+
+/// A connection manager identifier (`struct rdma_cm_id`): one end of a connection, a listener, or
+/// a datagram endpoint. Dropping it destroys it (leaving its multicast groups): a listener's
+/// pending requests are rejected, a connection is torn down.
+#[derive(Debug)]
+pub struct CmId {
+    inner: Arc<IdInner>,
+}
+
+impl CmId {
+    fn register(chan: &Arc<ChanInner>, handle: u32, uid: u64, ps: PortSpace) -> CmId {
+        let inner = Arc::new(IdInner {
+            chan: Arc::clone(chan),
+            handle,
+            uid,
+            ps,
+            qp: Mutex::new(None),
+            rd_atomic: Mutex::new(None),
+            mcast: Mutex::default(),
+            moved: AtomicBool::new(false),
+        });
+        lock(&chan.ids).insert(handle, Arc::downgrade(&inner));
+        CmId { inner }
+    }
+
+    fn file(&self) -> &CmFile {
+        &self.inner.chan.file
+    }
+
+    fn channel(&self) -> EventChannel {
+        EventChannel {
+            inner: Arc::clone(&self.inner.chan),
+        }
+    }
+
+    /// The kernel's handle of the identifier, which its [`Event`]s carry.
+    pub fn handle(&self) -> u32 {
+        self.inner.handle
+    }
+
+    /// The port space.
+    pub fn port_space(&self) -> PortSpace {
+        self.inner.ps
+    }
+
+    /// Binds to a local address (`rdma_bind_addr`); port 0 picks a free one.
+    pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
+        Ok(self.file().bind(self.handle(), &addr)?)
+    }
+
+    /// Starts resolving `dst` (from `src`, if given) to a device and port (`rdma_resolve_addr`);
+    /// the answer is an [`EventKind::AddrResolved`] or [`EventKind::AddrError`].
+    pub fn resolve_addr(&self, src: Option<SocketAddr>, dst: SocketAddr, timeout: Duration) -> io::Result<()> {
+        Ok(self
+            .file()
+            .resolve_addr(self.handle(), src.as_ref(), &dst, millis(timeout))?)
+    }
+
+    /// Starts resolving the route to the resolved address (`rdma_resolve_route`); the answer is an
+    /// [`EventKind::RouteResolved`] or [`EventKind::RouteError`].
+    pub fn resolve_route(&self, timeout: Duration) -> io::Result<()> {
+        Ok(self.file().resolve_route(self.handle(), millis(timeout))?)
+    }
+
+    /// Resolves the address and the route, waiting for both (up to `timeout` each).
+    ///
+    /// Errors: [`Error::CmEvent`] with `ADDR_ERROR`/`ROUTE_ERROR` and the kernel's errno, or
+    /// [`Error::TimedOut`].
+    pub fn resolve(&self, src: Option<SocketAddr>, dst: SocketAddr, timeout: Duration) -> io::Result<()> {
+        self.resolve_addr(src, dst, timeout)?;
+        self.expect(RDMA_CM_EVENT_ADDR_RESOLVED, Verb::RdmaCm(RDMA_USER_CM_CMD_RESOLVE_ADDR), timeout + Duration::from_secs(1))?;
+        self.resolve_route(timeout)?;
+        self.expect(RDMA_CM_EVENT_ROUTE_RESOLVED, Verb::RdmaCm(RDMA_USER_CM_CMD_RESOLVE_ROUTE), timeout + Duration::from_secs(1))?;
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for this identifier's next event (the channel's other events stay
+    /// queued for [`EventChannel::get_event`]).
+    pub fn get_event_timeout(&self, timeout: Duration) -> io::Result<Event> {
+        Ok(self.channel().wait_for(self.handle(), timeout)?)
+    }
+
+    /// Waits for event `want`; any other event of this identifier ends the wait as an error.
+    fn expect(&self, want: u32, verb: Verb, timeout: Duration) -> Result<Event, Error> {
+        let e = self.channel().wait_for(self.handle(), timeout).map_err(|e| match e {
+            Error::TimedOut { .. } => Error::TimedOut { verb },
+            e => e,
+        })?;
+        let name = e.name();
+        if name == raw::event_name(want) {
+            Ok(e)
+        } else {
+            Err(e.into_error(verb))
+        }
+    }
+
+    /// Listens for connection requests (`rdma_listen`), with room for `backlog` unanswered ones.
+    /// Bind first. Requests arrive as [`EventKind::ConnectRequest`].
+    pub fn listen(&self, backlog: u32) -> io::Result<()> {
+        Ok(self.file().listen(self.handle(), backlog)?)
+    }
+
+    /// The addresses, device and port of the identifier (`QUERY`, option `ADDR`).
+    fn query(&self) -> io::Result<rdma_ucm_query_addr_resp> {
+        Ok(self.file().query_addr(self.handle(), RDMA_USER_CM_QUERY_ADDR)?)
+    }
+
+    /// The local address (`rdma_get_local_addr`); `None` before bind or resolve.
+    pub fn local_addr(&self) -> io::Result<Option<SocketAddr>> {
+        Ok(raw::decode_addr(&self.query()?.src_addr))
+    }
+
+    /// The peer's address (`rdma_get_peer_addr`); `None` before resolve or a request.
+    pub fn peer_addr(&self) -> io::Result<Option<SocketAddr>> {
+        Ok(raw::decode_addr(&self.query()?.dst_addr))
+    }
+
+    /// The source and destination GIDs of the resolved path (`QUERY`, option `GID`).
+    pub fn gids(&self) -> io::Result<(Option<Gid>, Option<Gid>)> {
+        let r = self.file().query_addr(self.handle(), RDMA_USER_CM_QUERY_GID)?;
+        Ok((
+            raw::decode_gid(&r.src_addr).map(Gid::from_bytes),
+            raw::decode_gid(&r.dst_addr).map(Gid::from_bytes),
+        ))
+    }
+
+    /// The device and port the identifier is bound to; `None` before an address resolved (or a bind
+    /// to a specific local address).
+    pub fn device(&self) -> io::Result<Option<DevicePort>> {
+        let r = self.query()?;
+        Ok((r.node_guid != 0).then(|| DevicePort {
+            node_guid: Guid::from_bytes(r.node_guid.to_ne_bytes()),
+            index: r.ibdev_index,
+            port: r.port_num,
+        }))
+    }
+
+    /// Opens the device the identifier is bound to, for its protection domain and queue pair.
+    pub fn open_context(&self) -> io::Result<Context> {
+        let dev = self.device()?.ok_or_else(|| Error::InvalidArgument {
+            verb: Verb::OpenDevice,
+            what: "the identifier is bound to no device yet (resolve its address first)".into(),
+        })?;
+        let list = crate::devices()?;
+        let found = list
+            .iter()
+            .find(|d| d.index().ok() == i32::try_from(dev.index).ok() && d.guid().ok() == Some(dev.node_guid))
+            .or_else(|| list.iter().find(|d| d.guid().ok() == Some(dev.node_guid)));
+        match found {
+            Some(d) => d.open(),
+            None => Err(Error::NoSuchDevice {
+                name: format!("node GUID {}", dev.node_guid),
+            }
+            .into()),
+        }
+    }
+
+    /// Creates the identifier's queue pair (`rdma_create_qp`): RC for [`PortSpace::Tcp`], UD for
+    /// [`PortSpace::Udp`], in `pd` (which must be on the identifier's device), completing on `send`
+    /// and `recv`. An RC queue pair is moved to INIT, a UD one to RTS with the port space's Q_Key
+    /// ([`RDMA_UDP_QKEY`]), with the attributes the kernel gives.
+    pub fn create_qp<'res>(
+        &self,
+        pd: &'res ProtectionDomain<'_>,
+        send: &'res CompletionQueue<'_>,
+        recv: &'res CompletionQueue<'_>,
+        caps: QpCaps,
+    ) -> io::Result<QueuePair<'res>> {
+        let verb = Verb::CreateQp;
+        if lock(&self.inner.qp).is_some() {
+            return Err(Error::InvalidArgument {
+                verb,
+                what: "the identifier has a queue pair already".into(),
+            }
+            .into());
+        }
+        if let Some(dev) = self.device()? {
+            let ctx_guid = pd.ctx.inner().drv.info().node_guid().ok().map(Guid::from);
+            if ctx_guid.is_some_and(|g| g != dev.node_guid) {
+                return Err(Error::InvalidArgument {
+                    verb,
+                    what: format!(
+                        "the protection domain is on {}, the identifier on the device with node GUID {}",
+                        pd.ctx.name(),
+                        dev.node_guid
+                    ),
+                }
+                .into());
+            }
+        }
+        let mut b = pd.create_qp(send, recv, self.port_space().qp_type());
+        b.set_max_send_wr(caps.max_send_wr)
+            .set_max_recv_wr(caps.max_recv_wr)
+            .set_max_send_sge(caps.max_send_sge)
+            .set_max_recv_sge(caps.max_recv_sge)
+            .set_max_inline_data(caps.max_inline_data);
+        let qp = b.build()?.into_queue_pair();
+        self.inner.modify_qp(&qp, ibv_qp_state::IBV_QPS_INIT)?;
+        if self.port_space() == PortSpace::Udp {
+            qp.modify(&QpAttr {
+                qp_state: Some(ibv_qp_state::IBV_QPS_RTR),
+                ..QpAttr::default()
+            })?;
+            qp.modify(&QpAttr {
+                qp_state: Some(ibv_qp_state::IBV_QPS_RTS),
+                sq_psn: Some(0),
+                ..QpAttr::default()
+            })?;
+        }
+        *lock(&self.inner.qp) = Some(qp.shared());
+        Ok(qp)
+    }
+
+    /// The identifier's queue pair, if [`CmId::create_qp`] made one.
+    pub fn qp(&self) -> Option<QueuePair<'_>> {
+        self.inner.qp()
+    }
+
+    /// Starts connecting (`rdma_connect`) after the route resolved: to the listener (reliable), or a
+    /// datagram resolve (`SIDR`) of the peer's queue pair. The answer is [`EventKind::Established`]
+    /// (with a queue pair, which is then in RTS), [`EventKind::UdEstablished`], or an error event.
+    pub fn connect(&self, params: &ConnParams) -> io::Result<()> {
+        let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_CONNECT);
+        let (max, qkey) = match self.port_space() {
+            PortSpace::Tcp => (MAX_CONNECT_PRIVATE_DATA, 0),
+            PortSpace::Udp => (MAX_UD_CONNECT_PRIVATE_DATA, RDMA_UDP_QKEY),
+        };
+        let qp_num = self.inner.qp().map(|q| q.qp_num()).unwrap_or(0);
+        let p = params.to_kernel(verb, max, qp_num, qkey, false)?;
+        *lock(&self.inner.rd_atomic) = Some((params.responder_resources, params.initiator_depth));
+        Ok(self.file().connect(self.handle(), &p)?)
+    }
+
+    /// Accepts a connection request (`rdma_accept`): moves the queue pair to RTR and RTS (reliable)
+    /// and answers the peer. A reliable connection is established when this identifier's
+    /// [`EventKind::Established`] arrives; a datagram peer is answered at once.
+    pub fn accept(&self, params: &ConnParams) -> io::Result<()> {
+        let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_ACCEPT);
+        let (max, qkey) = match self.port_space() {
+            PortSpace::Tcp => (MAX_ACCEPT_PRIVATE_DATA, 0),
+            PortSpace::Udp => (MAX_UD_ACCEPT_PRIVATE_DATA, RDMA_UDP_QKEY),
+        };
+        let qp = self.inner.qp();
+        let p = params.to_kernel(verb, max, qp.as_ref().map(|q| q.qp_num()).unwrap_or(0), qkey, false)?;
+        *lock(&self.inner.rd_atomic) = Some((params.responder_resources, params.initiator_depth));
+        if let (Some(qp), PortSpace::Tcp) = (&qp, self.port_space()) {
+            self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_RTR)?;
+            self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_RTS)?;
+        }
+        Ok(self.file().accept(self.handle(), self.inner.uid, Some(&p))?)
+    }
+
+    /// Rejects a connection request (`rdma_reject`) with private data (at most
+    /// [`MAX_REJECT_PRIVATE_DATA`] bytes, [`MAX_UD_ACCEPT_PRIVATE_DATA`] for datagrams); the peer
+    /// sees [`EventKind::Rejected`] with reason 28 (consumer-defined).
+    pub fn reject(&self, private_data: &[u8]) -> io::Result<()> {
+        let max = match self.port_space() {
+            PortSpace::Tcp => MAX_REJECT_PRIVATE_DATA,
+            PortSpace::Udp => MAX_UD_ACCEPT_PRIVATE_DATA,
+        };
+        if private_data.len() > max {
+            return Err(Error::InvalidArgument {
+                verb: Verb::RdmaCm(RDMA_USER_CM_CMD_REJECT),
+                what: format!(
+                    "{} bytes of private data, a reject carries at most {max}",
+                    private_data.len()
+                ),
+            }
+            .into());
+        }
+        Ok(self.file().reject(self.handle(), 0, private_data)?)
+    }
+
+    /// Disconnects (`rdma_disconnect`): both sides get [`EventKind::Disconnected`], and the queue
+    /// pair goes to the error state, flushing its outstanding work requests.
+    pub fn disconnect(&self) -> io::Result<()> {
+        Ok(self.file().disconnect(self.handle())?)
+    }
+
+    /// Joins the multicast group at `addr` (`rdma_join_multicast`; bind or resolve first). The
+    /// answer is [`EventKind::MulticastJoin`], on which the identifier's queue pair, if any, is
+    /// attached to the group.
+    pub fn join_multicast(&self, addr: SocketAddr) -> io::Result<()> {
+        let mut mcast = lock(&self.inner.mcast);
+        if mcast.iter().any(|m| m.addr == addr) {
+            return Err(Error::InvalidArgument {
+                verb: Verb::RdmaCm(RDMA_USER_CM_CMD_JOIN_MCAST),
+                what: format!("already a member of {addr}"),
+            }
+            .into());
+        }
+        let uid = u64::from(self.handle());
+        let handle = self
+            .file()
+            .join_mcast(self.handle(), uid, &addr, RDMA_MC_JOIN_FLAG_FULLMEMBER)?;
+        mcast.push(Membership {
+            addr,
+            handle,
+            attached: None,
+        });
+        Ok(())
+    }
+
+    /// Leaves the multicast group at `addr` (`rdma_leave_multicast`), detaching the queue pair.
+    pub fn leave_multicast(&self, addr: SocketAddr) -> io::Result<()> {
+        let m = {
+            let mut mcast = lock(&self.inner.mcast);
+            let Some(i) = mcast.iter().position(|m| m.addr == addr) else {
+                return Err(Error::InvalidArgument {
+                    verb: Verb::RdmaCm(RDMA_USER_CM_CMD_LEAVE_MCAST),
+                    what: format!("not a member of {addr}"),
+                }
+                .into());
+            };
+            mcast.remove(i)
+        };
+        if let (Some(qp), Some((gid, lid))) = (self.inner.qp(), m.attached) {
+            qp.detach_mcast(&gid, lid)?;
+        }
+        self.file().leave_mcast(m.handle)?;
+        Ok(())
+    }
+
+    /// The attributes that move a queue pair of this connection to `state` (`rdma_init_qp_attr`),
+    /// for callers that drive their own queue pair.
+    pub fn init_qp_attr(&self, state: ibv_qp_state::Type) -> io::Result<QpAttr> {
+        Ok(QpAttr::from_kernel(&self.file().init_qp_attr(self.handle(), state)?))
+    }
+
+    /// Moves the identifier to another event channel (`rdma_migrate_id`), with its queued events.
+    pub fn migrate(self, to: &EventChannel) -> io::Result<CmId> {
+        self.file().migrate_id(self.handle(), &to.inner.file)?;
+        // Events already read from the old channel stay there.
+        self.inner.moved.store(true, Ordering::Relaxed);
+        let id = CmId::register(&to.inner, self.inner.handle, self.inner.uid, self.inner.ps);
+        *lock(&id.inner.qp) = lock(&self.inner.qp).take();
+        *lock(&id.inner.rd_atomic) = *lock(&self.inner.rd_atomic);
+        *lock(&id.inner.mcast) = std::mem::take(&mut *lock(&self.inner.mcast));
+        Ok(id)
+    }
+}
+
