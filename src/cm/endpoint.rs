@@ -132,6 +132,11 @@ impl Connection {
         &self.qp
     }
 
+    /// The connected queue pair, for the `&mut self` posting calls (`post_send`, `post_receive`).
+    pub fn qp_mut(&mut self) -> &mut QueuePair<'static> {
+        &mut self.qp
+    }
+
     /// The completion queue of its sends and receives.
     pub fn cq(&self) -> &CompletionQueue<'_> {
         &self.cq
@@ -170,7 +175,8 @@ impl Connection {
         self.id.disconnect()
     }
 
-    /// Waits up to `timeout` for the connection to be disconnected (by either side).
+    /// Waits up to `timeout` for the peer to disconnect (the side that calls
+    /// [`Connection::disconnect`] gets no event of its own).
     pub fn wait_disconnected(&self, timeout: Duration) -> io::Result<()> {
         let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_DISCONNECT);
         let e = self.id.expect(RDMA_CM_EVENT_DISCONNECTED, verb, timeout)?;

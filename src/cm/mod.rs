@@ -230,7 +230,8 @@ pub enum EventKind {
     UdConnectRequest {
         /// The new identifier.
         id: CmId,
-        /// How to reach the peer.
+        /// How to reach the peer. A resolve request carries no queue pair number (`qp_num` is 0):
+        /// the peer's comes with its first datagram (the completion's source QP), as in udaddy.
         peer: UdPeer,
     },
     /// The peer answered a connect on an identifier without a queue pair (with one, the answer
@@ -442,6 +443,17 @@ impl EventChannel {
         Ok(self.inner.read_one()?)
     }
 
+    /// Waits up to `timeout` until an event is queued, without reading it; whether one is.
+    pub fn wait_readable(&self, timeout: Duration) -> io::Result<bool> {
+        if !lock(&self.inner.pending).is_empty() {
+            return Ok(true);
+        }
+        Ok(self
+            .inner
+            .file
+            .wait_readable(i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX))?)
+    }
+
     /// Waits for the next event on the tokio reactor (feature `tokio`).
     #[cfg(feature = "tokio")]
     pub async fn get_event_async(&self) -> io::Result<Event> {
@@ -509,7 +521,9 @@ impl ChanInner {
                     .find(|(_, w)| w.upgrade().is_some_and(|l| l.uid == ev.uid))
                     .map(|(h, _)| *h)
                     .unwrap_or(0);
-                let id = CmId::register(self, ev.id, 0, ps);
+                // The kernel reports nothing of the new identifier until `ACCEPT` gives it a cookie;
+                // it gets its own now, which accept passes.
+                let id = CmId::register(self, ev.id, new_uid(ps), ps);
                 let kind = match ev.data {
                     CmEventData::Ud(peer) => EventKind::UdConnectRequest {
                         id,
