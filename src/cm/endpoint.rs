@@ -229,7 +229,9 @@ impl Listener {
     /// identifier rejects it.
     pub fn get_request(&self, timeout: Duration) -> io::Result<(CmId, PeerParam)> {
         let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_LISTEN);
-        let e = self.id.expect(RDMA_CM_EVENT_CONNECT_REQUEST, verb, timeout)?;
+        let e = self
+            .id
+            .expect(RDMA_CM_EVENT_CONNECT_REQUEST, verb, timeout)?;
         match e.kind {
             EventKind::ConnectRequest { id, peer } => Ok((id, peer)),
             _ => Err(e.into_error(verb).into()),
@@ -262,7 +264,11 @@ impl Listener {
         params.initiator_depth = params.initiator_depth.min(peer.responder_resources);
         id.accept(&params)?;
         let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_ACCEPT);
-        let e = id.expect(RDMA_CM_EVENT_ESTABLISHED, verb, self.cfg.timeout + Duration::from_secs(30))?;
+        let e = id.expect(
+            RDMA_CM_EVENT_ESTABLISHED,
+            verb,
+            self.cfg.timeout + Duration::from_secs(30),
+        )?;
         drop(e);
         Ok(Some(Connection::new(id, parts, channel, peer)))
     }

@@ -143,7 +143,14 @@ impl Default for ConnParams {
 }
 
 impl ConnParams {
-    fn to_kernel(&self, verb: Verb, max: usize, qp_num: u32, qkey: u32, srq: bool) -> Result<rdma_ucm_conn_param, Error> {
+    fn to_kernel(
+        &self,
+        verb: Verb,
+        max: usize,
+        qp_num: u32,
+        qkey: u32,
+        srq: bool,
+    ) -> Result<rdma_ucm_conn_param, Error> {
         let bad = |what: String| Error::InvalidArgument { verb, what };
         if self.private_data.len() > max {
             return Err(bad(format!(
@@ -157,19 +164,21 @@ impl ConnParams {
                 self.retry_count, self.rnr_retry_count
             )));
         }
-        let mut p = rdma_ucm_conn_param::default();
-        p.qp_num = qp_num;
-        p.qkey = qkey;
-        p.private_data[..self.private_data.len()].copy_from_slice(&self.private_data);
-        p.private_data_len = self.private_data.len() as u8;
-        p.srq = u8::from(srq);
-        p.responder_resources = self.responder_resources;
-        p.initiator_depth = self.initiator_depth;
-        p.flow_control = u8::from(self.flow_control);
-        p.retry_count = self.retry_count;
-        p.rnr_retry_count = self.rnr_retry_count;
-        p.valid = 1;
-        Ok(p)
+        let mut private_data = [0u8; RDMA_MAX_PRIVATE_DATA];
+        private_data[..self.private_data.len()].copy_from_slice(&self.private_data);
+        Ok(rdma_ucm_conn_param {
+            qp_num,
+            qkey,
+            private_data,
+            private_data_len: self.private_data.len() as u8,
+            srq: u8::from(srq),
+            responder_resources: self.responder_resources,
+            initiator_depth: self.initiator_depth,
+            flow_control: u8::from(self.flow_control),
+            retry_count: self.retry_count,
+            rnr_retry_count: self.rnr_retry_count,
+            valid: 1,
+        })
     }
 }
 
@@ -357,7 +366,11 @@ impl Event {
         Error::CmEvent {
             verb,
             event: name,
-            errno: uverbs_drivers::error::Errno::from_raw(if errno == 0 { libc::EIO } else { errno }),
+            errno: uverbs_drivers::error::Errno::from_raw(if errno == 0 {
+                libc::EIO
+            } else {
+                errno
+            }),
         }
     }
 }
@@ -431,7 +444,9 @@ impl EventChannel {
             if left.is_zero() {
                 return Ok(None);
             }
-            self.inner.file.wait_readable(i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1))?;
+            self.inner
+                .file
+                .wait_readable(i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1))?;
         }
     }
 
@@ -483,9 +498,9 @@ impl EventChannel {
                             verb: Verb::RdmaCm(RDMA_USER_CM_CMD_GET_EVENT),
                         });
                     }
-                    self.inner
-                        .file
-                        .wait_readable(i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1))?;
+                    self.inner.file.wait_readable(
+                        i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1),
+                    )?;
                 }
             }
         }
@@ -515,7 +530,11 @@ impl ChanInner {
             };
             let ev = raw::decode_event(zerocopy::IntoBytes::as_bytes(&resp), datagram)?;
             if ev.event == RDMA_CM_EVENT_CONNECT_REQUEST {
-                let ps = if datagram { PortSpace::Udp } else { PortSpace::Tcp };
+                let ps = if datagram {
+                    PortSpace::Udp
+                } else {
+                    PortSpace::Tcp
+                };
                 let listener = lock(&self.ids)
                     .iter()
                     .find(|(_, w)| w.upgrade().is_some_and(|l| l.uid == ev.uid))
@@ -647,12 +666,10 @@ impl IdInner {
                     CmEventData::None => Vec::new(),
                 },
             },
-            (RDMA_CM_EVENT_ESTABLISHED, CmEventData::Ud(peer)) => EventKind::UdEstablished {
-                peer: peer.into(),
-            },
-            (RDMA_CM_EVENT_ESTABLISHED, CmEventData::Conn(peer)) => {
-                EventKind::Established { peer }
+            (RDMA_CM_EVENT_ESTABLISHED, CmEventData::Ud(peer)) => {
+                EventKind::UdEstablished { peer: peer.into() }
             }
+            (RDMA_CM_EVENT_ESTABLISHED, CmEventData::Conn(peer)) => EventKind::Established { peer },
             (RDMA_CM_EVENT_DISCONNECTED, _) => EventKind::Disconnected,
             (RDMA_CM_EVENT_DEVICE_REMOVAL, _) => EventKind::DeviceRemoval,
             (RDMA_CM_EVENT_MULTICAST_JOIN, CmEventData::Ud(group)) => {
@@ -662,7 +679,10 @@ impl IdInner {
                     match qp.attach_mcast(&gid, lid) {
                         Ok(()) => {
                             let uid = ev.uid;
-                            if let Some(m) = lock(&self.mcast).iter_mut().find(|m| u64::from(m.handle) == uid || m.attached.is_none()) {
+                            if let Some(m) = lock(&self.mcast)
+                                .iter_mut()
+                                .find(|m| u64::from(m.handle) == uid || m.attached.is_none())
+                            {
                                 m.attached = Some((gid, lid));
                             }
                         }
@@ -703,7 +723,10 @@ impl IdInner {
 /// Our errors travel as `io::Error`s with the typed error inside; get it back.
 fn uverbs_drivers_error(e: io::Error) -> Result<Error, io::Error> {
     match e.get_ref().and_then(|r| r.downcast_ref::<Error>()) {
-        Some(_) => Ok(*e.into_inner().and_then(|b| b.downcast::<Error>().ok()).expect("checked")),
+        Some(_) => Ok(*e
+            .into_inner()
+            .and_then(|b| b.downcast::<Error>().ok())
+            .expect("checked")),
         None => Err(e),
     }
 }
@@ -771,7 +794,12 @@ impl CmId {
 
     /// Starts resolving `dst` (from `src`, if given) to a device and port (`rdma_resolve_addr`);
     /// the answer is an [`EventKind::AddrResolved`] or [`EventKind::AddrError`].
-    pub fn resolve_addr(&self, src: Option<SocketAddr>, dst: SocketAddr, timeout: Duration) -> io::Result<()> {
+    pub fn resolve_addr(
+        &self,
+        src: Option<SocketAddr>,
+        dst: SocketAddr,
+        timeout: Duration,
+    ) -> io::Result<()> {
         Ok(self
             .file()
             .resolve_addr(self.handle(), src.as_ref(), &dst, millis(timeout))?)
@@ -787,11 +815,24 @@ impl CmId {
     ///
     /// Errors: [`Error::CmEvent`] with `ADDR_ERROR`/`ROUTE_ERROR` and the kernel's errno, or
     /// [`Error::TimedOut`].
-    pub fn resolve(&self, src: Option<SocketAddr>, dst: SocketAddr, timeout: Duration) -> io::Result<()> {
+    pub fn resolve(
+        &self,
+        src: Option<SocketAddr>,
+        dst: SocketAddr,
+        timeout: Duration,
+    ) -> io::Result<()> {
         self.resolve_addr(src, dst, timeout)?;
-        self.expect(RDMA_CM_EVENT_ADDR_RESOLVED, Verb::RdmaCm(RDMA_USER_CM_CMD_RESOLVE_ADDR), timeout + Duration::from_secs(1))?;
+        self.expect(
+            RDMA_CM_EVENT_ADDR_RESOLVED,
+            Verb::RdmaCm(RDMA_USER_CM_CMD_RESOLVE_ADDR),
+            timeout + Duration::from_secs(1),
+        )?;
         self.resolve_route(timeout)?;
-        self.expect(RDMA_CM_EVENT_ROUTE_RESOLVED, Verb::RdmaCm(RDMA_USER_CM_CMD_RESOLVE_ROUTE), timeout + Duration::from_secs(1))?;
+        self.expect(
+            RDMA_CM_EVENT_ROUTE_RESOLVED,
+            Verb::RdmaCm(RDMA_USER_CM_CMD_RESOLVE_ROUTE),
+            timeout + Duration::from_secs(1),
+        )?;
         Ok(())
     }
 
@@ -803,10 +844,13 @@ impl CmId {
 
     /// Waits for event `want`; any other event of this identifier ends the wait as an error.
     fn expect(&self, want: u32, verb: Verb, timeout: Duration) -> Result<Event, Error> {
-        let e = self.channel().wait_for(self.handle(), timeout).map_err(|e| match e {
-            Error::TimedOut { .. } => Error::TimedOut { verb },
-            e => e,
-        })?;
+        let e = self
+            .channel()
+            .wait_for(self.handle(), timeout)
+            .map_err(|e| match e {
+                Error::TimedOut { .. } => Error::TimedOut { verb },
+                e => e,
+            })?;
         let name = e.name();
         if name == raw::event_name(want) {
             Ok(e)
@@ -823,7 +867,9 @@ impl CmId {
 
     /// The addresses, device and port of the identifier (`QUERY`, option `ADDR`).
     fn query(&self) -> io::Result<rdma_ucm_query_addr_resp> {
-        Ok(self.file().query_addr(self.handle(), RDMA_USER_CM_QUERY_ADDR)?)
+        Ok(self
+            .file()
+            .query_addr(self.handle(), RDMA_USER_CM_QUERY_ADDR)?)
     }
 
     /// The local address (`rdma_get_local_addr`); `None` before bind or resolve.
@@ -838,7 +884,9 @@ impl CmId {
 
     /// The source and destination GIDs of the resolved path (`QUERY`, option `GID`).
     pub fn gids(&self) -> io::Result<(Option<Gid>, Option<Gid>)> {
-        let r = self.file().query_addr(self.handle(), RDMA_USER_CM_QUERY_GID)?;
+        let r = self
+            .file()
+            .query_addr(self.handle(), RDMA_USER_CM_QUERY_GID)?;
         Ok((
             raw::decode_gid(&r.src_addr).map(Gid::from_bytes),
             raw::decode_gid(&r.dst_addr).map(Gid::from_bytes),
@@ -865,7 +913,10 @@ impl CmId {
         let list = crate::devices()?;
         let found = list
             .iter()
-            .find(|d| d.index().ok() == i32::try_from(dev.index).ok() && d.guid().ok() == Some(dev.node_guid))
+            .find(|d| {
+                d.index().ok() == i32::try_from(dev.index).ok()
+                    && d.guid().ok() == Some(dev.node_guid)
+            })
             .or_else(|| list.iter().find(|d| d.guid().ok() == Some(dev.node_guid)));
         match found {
             Some(d) => d.open(),
@@ -962,13 +1013,21 @@ impl CmId {
             PortSpace::Udp => (MAX_UD_ACCEPT_PRIVATE_DATA, RDMA_UDP_QKEY),
         };
         let qp = self.inner.qp();
-        let p = params.to_kernel(verb, max, qp.as_ref().map(|q| q.qp_num()).unwrap_or(0), qkey, false)?;
+        let p = params.to_kernel(
+            verb,
+            max,
+            qp.as_ref().map(|q| q.qp_num()).unwrap_or(0),
+            qkey,
+            false,
+        )?;
         *lock(&self.inner.rd_atomic) = Some((params.responder_resources, params.initiator_depth));
         if let (Some(qp), PortSpace::Tcp) = (&qp, self.port_space()) {
             self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_RTR)?;
             self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_RTS)?;
         }
-        Ok(self.file().accept(self.handle(), self.inner.uid, Some(&p))?)
+        Ok(self
+            .file()
+            .accept(self.handle(), self.inner.uid, Some(&p))?)
     }
 
     /// Rejects a connection request (`rdma_reject`) with private data (at most
@@ -1011,9 +1070,9 @@ impl CmId {
             .into());
         }
         let uid = u64::from(self.handle());
-        let handle = self
-            .file()
-            .join_mcast(self.handle(), uid, &addr, RDMA_MC_JOIN_FLAG_FULLMEMBER)?;
+        let handle =
+            self.file()
+                .join_mcast(self.handle(), uid, &addr, RDMA_MC_JOIN_FLAG_FULLMEMBER)?;
         mcast.push(Membership {
             addr,
             handle,
@@ -1045,7 +1104,9 @@ impl CmId {
     /// The attributes that move a queue pair of this connection to `state` (`rdma_init_qp_attr`),
     /// for callers that drive their own queue pair.
     pub fn init_qp_attr(&self, state: ibv_qp_state::Type) -> io::Result<QpAttr> {
-        Ok(QpAttr::from_kernel(&self.file().init_qp_attr(self.handle(), state)?))
+        Ok(QpAttr::from_kernel(
+            &self.file().init_qp_attr(self.handle(), state)?,
+        ))
     }
 
     /// Moves the identifier to another event channel (`rdma_migrate_id`), with its queued events.
@@ -1060,4 +1121,3 @@ impl CmId {
         Ok(id)
     }
 }
-
