@@ -34,6 +34,18 @@ fn public_types_are_send_and_sync() {
     send_sync::<MemoryRegion<u8>>();
     send_sync::<MemoryRegion<u64>>();
     send_sync::<MemoryRegion<std::sync::atomic::AtomicU64>>();
+    // The connection manager.
+    send_sync::<cm::EventChannel>();
+    send_sync::<cm::CmId>();
+    send_sync::<cm::Event>();
+    send_sync::<cm::EventKind>();
+    send_sync::<cm::Listener>();
+    send_sync::<cm::Connection>();
+    send_sync::<cm::ConnParams>();
+    send_sync::<cm::PeerParam>();
+    send_sync::<cm::UdPeer>();
+    send_sync::<cm::DevicePort>();
+    send_sync::<cm::EndpointConfig>();
     // Discovery.
     send_sync::<DeviceList>();
     send_sync::<Device<'static>>();
