@@ -59,7 +59,10 @@ pub fn event_name(event: u32) -> &'static str {
         "ADDR_CHANGE",
         "TIMEWAIT_EXIT",
     ];
-    NAMES.get(event as usize).copied().unwrap_or("unknown event")
+    NAMES
+        .get(event as usize)
+        .copied()
+        .unwrap_or("unknown event")
 }
 
 /// A socket address in the kernel's `sockaddr_storage`, and the bytes of it in use.
@@ -434,7 +437,12 @@ impl CmFile {
 
     /// `ACCEPT`: accepts a connection request (with `conn_param`), or completes the active side of a
     /// connection after its response (with `None`), giving the identifier the cookie `uid`.
-    pub fn accept(&self, id: u32, uid: u64, conn_param: Option<&rdma_ucm_conn_param>) -> Result<()> {
+    pub fn accept(
+        &self,
+        id: u32,
+        uid: u64,
+        conn_param: Option<&rdma_ucm_conn_param>,
+    ) -> Result<()> {
         let req = rdma_ucm_accept {
             uid,
             conn_param: conn_param.copied().unwrap_or_default(),
@@ -532,9 +540,11 @@ impl CmFile {
 
     /// `GET_EVENT`: the next event, undecoded (see [`decode_event`]); `None` when none is queued.
     pub fn get_event_raw(&self) -> Result<Option<rdma_ucm_event_resp>> {
-        match self.exec_out(RDMA_USER_CM_CMD_GET_EVENT, rdma_ucm_get_event::default(), |r, p| {
-            r.response = p
-        }) {
+        match self.exec_out(
+            RDMA_USER_CM_CMD_GET_EVENT,
+            rdma_ucm_get_event::default(),
+            |r, p| r.response = p,
+        ) {
             Ok(r) => Ok(Some(r)),
             Err(Error::Kernel {
                 errno: Errno::EAGAIN,
@@ -603,7 +613,10 @@ mod tests {
             panic!("{e:?}")
         };
         assert_eq!(c.private_data, b"abc");
-        assert_eq!((c.qp_num, c.responder_resources, c.initiator_depth), (0x12, 4, 2));
+        assert_eq!(
+            (c.qp_num, c.responder_resources, c.initiator_depth),
+            (0x12, 4, 2)
+        );
         assert_eq!(c.rnr_retry_count, 7);
     }
 
@@ -620,7 +633,10 @@ mod tests {
         let CmEventData::Ud(u) = e.data else {
             panic!("{e:?}")
         };
-        assert_eq!((u.qp_num, u.qkey, u.private_data.len()), (0x33, 0x0111_1111, 1));
+        assert_eq!(
+            (u.qp_num, u.qkey, u.private_data.len()),
+            (0x33, 0x0111_1111, 1)
+        );
         let b = event_bytes(RDMA_CM_EVENT_ADDR_ERROR, -110, |_| {});
         let e = decode_event(&b, false).unwrap();
         assert_eq!((e.status, e.data), (-110, CmEventData::None));
@@ -635,7 +651,10 @@ mod tests {
         assert!(decode_event(&b[..EVENT_MIN_LEN], false).is_ok());
         let b = event_bytes(16, 0, |_| {});
         let unknown = decode_event(&b, false).unwrap_err();
-        assert_eq!(unknown.to_string(), "rdma_cm GET_EVENT: unexpected answer from the kernel: unknown event number 16");
+        assert_eq!(
+            unknown.to_string(),
+            "rdma_cm GET_EVENT: unexpected answer from the kernel: unknown event number 16"
+        );
     }
 
     #[test]

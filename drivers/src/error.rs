@@ -397,7 +397,10 @@ pub fn command_name(cmd: u32) -> &'static str {
         "RESOLVE_ADDR",
         "JOIN_MCAST",
     ];
-    NAMES.get(cmd as usize).copied().unwrap_or("unknown command")
+    NAMES
+        .get(cmd as usize)
+        .copied()
+        .unwrap_or("unknown command")
 }
 
 /// The name of an InfiniBand CM reject reason (the `status` of a `REJECTED` event; the kernel's
