@@ -644,3 +644,47 @@ fn events_arrive_on_the_tokio_reactor() {
         assert!(matches!(e.kind, EventKind::RouteResolved), "{e:?}");
     });
 }
+
+/// A peer whose process dies (SIGKILL: no disconnect, no destroy) is reported to the survivor as
+/// `DISCONNECTED`: the kernel destroys the dead process's identifiers when its file closes, which
+/// sends the disconnect request.
+#[test]
+fn a_killed_peer_is_disconnected_on_the_survivor() {
+    // The example connects without a source address: the route to the server's leaves through
+    // vb, so the peer is on rxb.
+    let Some((server, _)) = net("a_killed_peer_is_disconnected_on_the_survivor") else {
+        return;
+    };
+    let _s = serial();
+    let example = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("examples/cm_echo"))
+        .unwrap();
+    assert!(
+        example.is_file(),
+        "{} is missing (cargo test builds the examples)",
+        example.display()
+    );
+    let listener = Listener::bind(SocketAddr::new(server, 0), &EndpointConfig::default()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    // The example's client connects, sends, and waits for an echo that never comes.
+    let mut child = std::process::Command::new(&example)
+        .args(["client", &addr.to_string(), "are you there"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let conn = listener
+        .accept_timeout(T)
+        .unwrap()
+        .expect("the example's client connected");
+    let got = recv_after(&conn, 256, |_| {});
+    assert_eq!(got, b"are you there");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t0 = Instant::now();
+    conn.wait_disconnected(T).unwrap();
+    eprintln!("DISCONNECTED {:?} after the kill", t0.elapsed());
+}

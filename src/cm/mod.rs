@@ -625,13 +625,7 @@ impl IdInner {
                 attr.max_rd_atomic = Some(init);
             }
         }
-        qp.modify(&attr).map_err(|e| match uverbs_drivers_error(e) {
-            Ok(e) => e,
-            Err(e) => Error::Protocol {
-                verb: Verb::ModifyQp,
-                what: e.to_string(),
-            },
-        })
+        qp.modify(&attr).map_err(typed)
     }
 
     /// Turns a decoded event into the user's, doing what librdmacm does on the way: completes the
@@ -714,6 +708,9 @@ impl IdInner {
 
     /// The active side after the peer's accept: RTR, RTS, then `ACCEPT` (which sends the RTU).
     fn complete_connect(&self, qp: &QueuePair<'_>) -> Result<(), Error> {
+        // INIT again first, as librdmacm does: the access flags the connection allows (remote
+        // reads need responder resources) are known only now.
+        self.modify_qp(qp, ibv_qp_state::IBV_QPS_INIT)?;
         self.modify_qp(qp, ibv_qp_state::IBV_QPS_RTR)?;
         self.modify_qp(qp, ibv_qp_state::IBV_QPS_RTS)?;
         self.chan.file.accept(self.handle, self.uid, None)
@@ -721,13 +718,14 @@ impl IdInner {
 }
 
 /// Our errors travel as `io::Error`s with the typed error inside; get it back.
-fn uverbs_drivers_error(e: io::Error) -> Result<Error, io::Error> {
-    match e.get_ref().and_then(|r| r.downcast_ref::<Error>()) {
-        Some(_) => Ok(*e
-            .into_inner()
-            .and_then(|b| b.downcast::<Error>().ok())
-            .expect("checked")),
-        None => Err(e),
+fn typed(e: io::Error) -> Error {
+    let what = e.to_string();
+    match e.into_inner().map(|b| b.downcast::<Error>()) {
+        Some(Ok(e)) => *e,
+        _ => Error::Protocol {
+            verb: Verb::ModifyQp,
+            what,
+        },
     }
 }
 
@@ -1022,6 +1020,7 @@ impl CmId {
         )?;
         *lock(&self.inner.rd_atomic) = Some((params.responder_resources, params.initiator_depth));
         if let (Some(qp), PortSpace::Tcp) = (&qp, self.port_space()) {
+            self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_INIT)?;
             self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_RTR)?;
             self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_RTS)?;
         }
@@ -1054,6 +1053,14 @@ impl CmId {
     /// Disconnects (`rdma_disconnect`): both sides get [`EventKind::Disconnected`], and the queue
     /// pair goes to the error state, flushing its outstanding work requests.
     pub fn disconnect(&self) -> io::Result<()> {
+        // The kernel leaves a user's queue pair alone: move it to ERR first (librdmacm's
+        // `ucma_shutdown`), so that its outstanding work requests flush.
+        if let Some(qp) = self.inner.qp() {
+            qp.modify(&QpAttr {
+                qp_state: Some(ibv_qp_state::IBV_QPS_ERR),
+                ..QpAttr::default()
+            })?;
+        }
         Ok(self.file().disconnect(self.handle())?)
     }
 

@@ -20,7 +20,7 @@ wait "$pid"
 src=$?
 cat "$out/server" "$out/client"
 if ((ok && src == 0)) && grep -q '^echo: hello through the connection manager$' "$out/client" &&
-    grep -q 'echoed 37 bytes' "$out/server"; then
+    grep -q 'echoed 36 bytes' "$out/server"; then
     echo "PASS cm_echo server/client"
 else
     echo "FAIL cm_echo server/client (client ok=$ok, server status $src)"
