@@ -128,7 +128,10 @@ pub fn decode_gid(ss: &__kernel_sockaddr_storage) -> Option<[u8; 16]> {
     Some(sib.sib_addr)
 }
 
-/// The parameters of a connection in an event: the peer's (reliable port space).
+/// The parameters of a connection in an event: the peer's (reliable port space), as the kernel
+/// reports them. In a connection request the RDMA read resources are already turned to this side's
+/// point of view: `responder_resources` is the peer's initiator depth (what this side should
+/// accept as target) and `initiator_depth` the peer's responder resources.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ConnParam {
     /// The peer's queue pair number.
@@ -137,9 +140,9 @@ pub struct ConnParam {
     pub private_data: Vec<u8>,
     /// Whether the peer's queue pair uses a shared receive queue.
     pub srq: bool,
-    /// RDMA reads and atomics the peer accepts as target.
+    /// RDMA reads and atomics as target (see above for whose).
     pub responder_resources: u8,
-    /// RDMA reads and atomics the peer issues at once.
+    /// RDMA reads and atomics issued at once (see above for whose).
     pub initiator_depth: u8,
     /// Whether the peer's hardware does end-to-end flow control.
     pub flow_control: bool,

@@ -259,9 +259,11 @@ impl Listener {
         let id = id.migrate(&channel)?;
         let parts = setup(&id, &self.cfg)?;
         let mut params = self.cfg.params.clone();
-        // Never promise the peer more than it asked for (librdmacm's rdma_accept does the same).
-        params.responder_resources = params.responder_resources.min(peer.initiator_depth);
-        params.initiator_depth = params.initiator_depth.min(peer.responder_resources);
+        // Never offer more than the peer can use (librdmacm's rdma_accept does the same). The
+        // kernel reports a request's resources from this side's point of view already: its
+        // `responder_resources` is the peer's initiator depth, and the other way round.
+        params.responder_resources = params.responder_resources.min(peer.responder_resources);
+        params.initiator_depth = params.initiator_depth.min(peer.initiator_depth);
         id.accept(&params)?;
         let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_ACCEPT);
         let e = id.expect(

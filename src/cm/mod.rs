@@ -1116,6 +1116,48 @@ impl CmId {
         ))
     }
 
+    /// Sets the type of service of the identifier's packets (`rdma_set_option`,
+    /// `RDMA_OPTION_ID_TOS`); before resolving the route.
+    pub fn set_tos(&self, tos: u8) -> io::Result<()> {
+        Ok(self
+            .file()
+            .set_option(self.handle(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &[tos])?)
+    }
+
+    /// Lets the identifier bind to an address in use (`RDMA_OPTION_ID_REUSEADDR`); before binding.
+    pub fn set_reuseaddr(&self, on: bool) -> io::Result<()> {
+        let v = i32::from(on).to_ne_bytes();
+        Ok(self
+            .file()
+            .set_option(self.handle(), RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &v)?)
+    }
+
+    /// Makes an IPv6 identifier take IPv6 only (`RDMA_OPTION_ID_AFONLY`); before binding.
+    pub fn set_afonly(&self, on: bool) -> io::Result<()> {
+        let v = i32::from(on).to_ne_bytes();
+        Ok(self
+            .file()
+            .set_option(self.handle(), RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &v)?)
+    }
+
+    /// Sets the local ACK timeout of the connection's queue pair (`RDMA_OPTION_ID_ACK_TIMEOUT`,
+    /// 4.096 µs × 2^`timeout`, at most 31).
+    pub fn set_ack_timeout(&self, timeout: u8) -> io::Result<()> {
+        if timeout > 31 {
+            return Err(Error::InvalidArgument {
+                verb: Verb::RdmaCm(RDMA_USER_CM_CMD_SET_OPTION),
+                what: format!("ACK timeout {timeout} (at most 31)"),
+            }
+            .into());
+        }
+        Ok(self.file().set_option(
+            self.handle(),
+            RDMA_OPTION_ID,
+            RDMA_OPTION_ID_ACK_TIMEOUT,
+            &[timeout],
+        )?)
+    }
+
     /// Moves the identifier to another event channel (`rdma_migrate_id`), with its queued events.
     pub fn migrate(self, to: &EventChannel) -> io::Result<CmId> {
         self.file().migrate_id(self.handle(), &to.inner.file)?;

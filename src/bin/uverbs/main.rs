@@ -4,11 +4,21 @@
 //! * `uverbs devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]`: as `ibv_devinfo`.
 //! * `uverbs rc-pingpong [options] [host]`: as `ibv_rc_pingpong`.
 //! * `uverbs send-lat|write-lat|send-bw|write-bw|read-bw [options] [host]`: as perftest's `ib_*`.
+//! * `uverbs rping -s|-c [-vVd] [-S size] [-C count] [-a addr] [-I addr] [-p port]`: as librdmacm's
+//!   `rping`.
+//! * `uverbs cmatose [options]`: as rdma-core's `ucmatose` (RC connections through the RDMA CM).
+//! * `uverbs udaddy [options]`: as `udaddy` (UD peers resolved through the RDMA CM).
+//! * `uverbs mckey -m ADDR [options]`: as `mckey` (multicast through the RDMA CM).
 
 mod args;
+mod cmatose;
 mod devinfo;
+mod mckey;
 mod perf;
 mod pingpong;
+mod rdmacm;
+mod rping;
+mod udaddy;
 
 const HELP: &str = "\
 uverbs: RDMA verbs tools in pure Rust (no libibverbs)
@@ -23,6 +33,11 @@ Commands:
   send-lat | write-lat [options] [host]     latency tests (as perftest's ib_send_lat, ib_write_lat)
   send-bw | write-bw | read-bw [options] [host]
                                             bandwidth tests (as ib_send_bw, ib_write_bw, ib_read_bw)
+  cmatose [options]                         RC connections via the RDMA CM (as ucmatose)
+  udaddy [options]                          UD peers via the RDMA CM (as udaddy)
+  mckey -m ADDR [options]                   multicast via the RDMA CM (as mckey)
+  rping -s|-c [-vVd] [-S size] [-C count] [-a addr] [-I addr] [-p port]
+                                            RDMA CM ping (as librdmacm's rping)
   help                                      this text
 ";
 
@@ -43,6 +58,10 @@ fn main() {
         Some("send-bw") => perf::main(perf::Test::SendBw, &argv[2..]),
         Some("write-bw") => perf::main(perf::Test::WriteBw, &argv[2..]),
         Some("read-bw") => perf::main(perf::Test::ReadBw, &argv[2..]),
+        Some("cmatose") => cmatose::cmatose_main("uverbs cmatose", &argv[2..]),
+        Some("udaddy") => udaddy::udaddy_main("uverbs udaddy", &argv[2..]),
+        Some("mckey") => mckey::mckey_main("uverbs mckey", &argv[2..]),
+        Some("rping") => rping::rping_main(&argv[2..]),
         Some("help" | "-h" | "--help") => {
             print!("{HELP}");
             0
