@@ -5,7 +5,7 @@
 //! the struct carries. [`CmFile`] builds each command with its answer on the stack, so the pointer is
 //! valid by construction, and turns the kernel's errno into an [`Error`] naming the command.
 //!
-//! Events are read with `GET_EVENT`. The file is opened non-blocking, so [`CmFile::get_event`]
+//! Events are read with `GET_EVENT`. The file is opened non-blocking, so [`CmFile::get_event_raw`]
 //! answers `None` at once when nothing is queued; blocking callers wait with
 //! [`CmFile::wait_readable`] (the file is pollable) and then read. [`decode_event`] checks and
 //! decodes the kernel's answer into a [`CmEvent`]: it is the fuzzing target for the event path.

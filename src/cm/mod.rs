@@ -37,9 +37,9 @@
 //! ```
 //!
 //! Errors name the command (`rdma_cm CONNECT failed: ...`) or the event that ended an operation:
-//! a peer that rejects is [`Error::Rejected`](crate::Error::Rejected) with its reason and private
+//! a peer that rejects is [`Error::Rejected`] with its reason and private
 //! data, an address nobody answers is an `UNREACHABLE` or `ADDR_ERROR`
-//! [`Error::CmEvent`](crate::Error::CmEvent) with the kernel's errno.
+//! [`Error::CmEvent`] with the kernel's errno.
 
 mod endpoint;
 

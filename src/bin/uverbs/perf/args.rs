@@ -141,6 +141,12 @@ pub struct Params {
     pub histogram: bool,
     /// `--json`: one JSON object per line on stdout instead of the table.
     pub json: bool,
+    /// `-R` (perftest's `work_rdma_cm`): the test queue pairs are connected by the RDMA
+    /// connection manager, one connection each to the server's port `-p`.
+    pub rdma_cm: bool,
+    /// `-z`, or implied by `-R` (perftest's `use_rdma_cm`): the exchange runs over an RC
+    /// connection made by the RDMA connection manager instead of a TCP socket.
+    pub comm_rdma_cm: bool,
 }
 
 impl Params {
@@ -194,11 +200,13 @@ const OPTS: &[Opt] = &[
     opt('l', "post_list", true),
     opt(REPORT_GBITS, "report_gbits", false),
     opt(JSON, "json", false),
+    opt('R', "rdma_cm", false),
+    opt('z', "comm_rdma_cm", false),
+    // The spelling perftest's usage shows (its parser takes only the other).
+    opt('z', "com_rdma_cm", false),
     // Recognized, not supported.
     opt('b', "bidirectional", false),
     opt('D', "duration", true),
-    opt('R', "rdma_cm", false),
-    opt('z', "comm_rdma_cm", false),
     opt('g', "mcg", false),
     opt('O', "dualport", false),
     opt('C', "report-cycles", false),
@@ -292,6 +300,10 @@ pub fn usage(test: Test) -> String {
         "-s, --size=<size>",
         &format!("Size of message to exchange (default {size})"),
     );
+    line(
+        "-R, --rdma_cm",
+        "Connect QPs with rdma_cm and run test on those QPs",
+    );
     line("-S, --sl=<sl>", "SL (default 0)");
     let tx = if test.is_lat() { 1 } else { 128 };
     line(
@@ -304,6 +316,10 @@ pub fn usage(test: Test) -> String {
     );
     line("-V, --version", "Display version number");
     line("-x, --gid-index=<index>", "Test uses GID with GID index");
+    line(
+        "-z, --com_rdma_cm",
+        "Communicate with rdma_cm module to exchange data - use regular QPs",
+    );
     if !test.is_lat() {
         line(
             "--report_gbits",
@@ -399,12 +415,14 @@ pub fn parse(test: Test, argv: &[String]) -> Result<Params, Stop> {
         report_gbits: false,
         histogram: false,
         json: false,
+        rdma_cm: false,
+        comm_rdma_cm: false,
     };
     let mut positional = Vec::new();
     let unsupported = |what: &str| {
         Stop::Error(format!(
             "{argv0}: {what} is not supported (uverbs implements perftest's RC tests over \
-             the TCP exchange only)"
+             the TCP or rdma_cm exchange only)"
         ))
     };
     for item in items {
@@ -533,7 +551,11 @@ pub fn parse(test: Test, argv: &[String]) -> Result<Params, Stop> {
             JSON => p.json = true,
             'b' => return Err(unsupported("-b (bidirectional)")),
             'D' => return Err(unsupported("-D (duration)")),
-            'R' | 'z' => return Err(unsupported("rdma_cm (-R, -z)")),
+            'R' => {
+                p.rdma_cm = true;
+                p.comm_rdma_cm = true;
+            }
+            'z' => p.comm_rdma_cm = true,
             'g' => return Err(unsupported("-g (multicast)")),
             'O' => return Err(unsupported("-O (dual port)")),
             'H' => p.histogram = true,
@@ -654,6 +676,19 @@ mod tests {
         assert_eq!(p.sizes()[0], 2);
         assert_eq!(p.tx_depth, 1);
         assert_eq!(p.rx_depth, 5);
+    }
+
+    #[test]
+    fn rdma_cm_options() {
+        let p = parse_str(Test::ReadBw, "-R -n 200 10.0.0.1").unwrap();
+        assert!(p.rdma_cm && p.comm_rdma_cm);
+        let p = parse_str(Test::SendLat, "--comm_rdma_cm").unwrap();
+        assert!(!p.rdma_cm && p.comm_rdma_cm);
+        let p = parse_str(Test::SendLat, "--com_rdma_cm -z").unwrap();
+        assert!(!p.rdma_cm && p.comm_rdma_cm);
+        let p = parse_str(Test::WriteBw, "").unwrap();
+        assert!(!p.rdma_cm && !p.comm_rdma_cm);
+        assert!(usage(Test::WriteBw).contains("-R, --rdma_cm"));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `uverbs send-lat | write-lat | send-bw | write-bw | read-bw`: perftest's `ib_send_lat`,
 //! `ib_write_lat`, `ib_send_bw`, `ib_write_bw` and `ib_read_bw` (perftest 4.5-0.17, protocol
 //! "6.06"), over RC queue pairs, with perftest's options, defaults, measurement method, result table
-//! and TCP exchange, so that either side may be perftest.
+//! and TCP exchange, so that either side may be perftest. With `-R` the exchange runs over an RC
+//! connection made by the RDMA connection manager and the test queue pairs are connected by it
+//! ([`rdma_cm`]); `-z` takes only the exchange over it.
 //!
 //! The server is the side without a host argument. After the exchange ([`exchange`]) both sides
 //! create one memory region (a send half and a receive half per queue pair, each at least a page),
@@ -23,6 +25,7 @@ mod args;
 mod bw;
 mod exchange;
 mod lat;
+mod rdma_cm;
 mod report;
 
 use std::io;
@@ -31,8 +34,8 @@ use std::time::Instant;
 use uverbs::exchange::PerftestDest;
 use uverbs::{
     ibv_access_flags, ibv_qp_state, ibv_qp_type, ibv_wc, AddressVector, CompletionChannel,
-    CompletionQueue, Context, GidType, LinkLayer, MemoryRegion, Mtu, PortState, QpAttr, QueuePair,
-    RemoteMemory,
+    CompletionQueue, Context, GidType, LinkLayer, MemoryRegion, Mtu, PortState, QpAttr, QpCaps,
+    QueuePair, RemoteMemory,
 };
 
 pub use args::Test;
@@ -387,8 +390,23 @@ fn print_test_info(out: Out, p: &Params, i: &Info<'_>) {
     } else {
         out.line(&format!(" Max inline data : {}[B]", i.inline_size));
     }
-    out.line(" rdma_cm QPs\t : OFF");
-    out.line(" Data ex. method : Ethernet");
+    out.line(&format!(
+        " rdma_cm QPs\t : {}",
+        if p.rdma_cm { "ON" } else { "OFF" }
+    ));
+    let method = if p.comm_rdma_cm {
+        "rdma_cm"
+    } else {
+        "Ethernet"
+    };
+    if p.rdma_cm && !p.is_client() {
+        out.line(&format!(" Data ex. method : {method}"));
+        out.line(RESULT_LINE);
+        out.line(" Waiting for client rdma_cm QP to connect");
+        out.line(" Please run the same command with the IB/RoCE interface IP");
+    } else {
+        out.line(&format!(" Data ex. method : {method}"));
+    }
     out.line(RESULT_LINE);
 }
 
@@ -545,9 +563,11 @@ fn run(p: &Params) -> Result<(), Fail> {
         out.line("* Waiting for client to connect... *");
         out.line("************************************");
     }
-    let mut comm = match &p.servername {
-        Some(host) => Comm::connect(host, p.port),
-        None => Comm::accept(p.port),
+    let mut comm = match (&p.servername, p.comm_rdma_cm) {
+        (Some(host), false) => Comm::connect(host, p.port),
+        (None, false) => Comm::accept(p.port),
+        (Some(host), true) => Comm::connect_cm(host, p.port),
+        (None, true) => Comm::accept_cm(p.port),
     }
     .map_err(|m| Fail::from(format!("Unable to init the socket connection: {m}")))?;
     comm.exchange_versions()?;
@@ -556,6 +576,43 @@ fn run(p: &Params) -> Result<(), Fail> {
     comm.sys_data(&mut cycle_buffer, &mut cache_line)?;
     let curr_mtu = comm.mtu(curr_mtu)?;
     let mtu_bytes = Mtu::from(curr_mtu as u8).bytes().unwrap_or(0);
+
+    // -R: the test connections go through the RDMA CM, on the device it resolves to (perftest's
+    // `ctx->context = cma_id->verbs`; -d only served the checks above).
+    let mut test_cm = if p.rdma_cm {
+        Some(rdma_cm::TestCm::start(p, &mut comm)?)
+    } else {
+        None
+    };
+    let cm_ctx = match &test_cm {
+        Some(t) => Some(t.open_context()?),
+        None => None,
+    };
+    let (ctx, ib_port, dev_name, lid, gid_index, gid) = match (&test_cm, &cm_ctx) {
+        (Some(t), Some(c)) => {
+            let port = t.port()?;
+            let lid = c
+                .query_port(port)
+                .map_err(ctx_err(&format!(" Unable to query port {port} attributes")))?
+                .lid();
+            let gid_index = match p.gid_index {
+                Some(i) => Some(i),
+                None if ethernet => Some(best_gid_index(c, port)),
+                None => None,
+            };
+            let gid = match gid_index {
+                Some(i) => c
+                    .query_gid_entry(port, i)
+                    .ok()
+                    .flatten()
+                    .map_or(gid, |e| e.gid.bytes()),
+                None => gid,
+            };
+            (c, port, c.name().to_owned(), lid, gid_index, gid)
+        }
+        _ => (&ctx, p.ib_port, dev_name, port_attr.lid(), gid_index, gid),
+    };
+    comm.gid_index = gid_index.map_or(-1, |g| g as i32);
 
     // alloc_ctx + ctx_init: one region, CQs, QPs in INIT.
     let nq = p.num_qps as usize;
@@ -614,7 +671,34 @@ fn run(p: &Params) -> Result<(), Fail> {
     };
     let mut inline_size = p.inline_size;
     let mut qps = Vec::with_capacity(nq);
-    for _ in 0..nq {
+    if let Some(t) = &mut test_cm {
+        let caps = QpCaps {
+            max_send_wr: p.tx_depth,
+            max_recv_wr: p.rx_depth,
+            max_send_sge: 1,
+            max_recv_sge: 1,
+            max_inline_data: inline_size,
+        };
+        let rd_atomic = if p.test.verb() == Verb::Read {
+            out_reads.min(255) as u8
+        } else {
+            0
+        };
+        qps = t.connect(p, &pd, &send_cq, recv_cq, caps, rd_atomic)?;
+        let actual = qps[0].caps().max_inline_data;
+        if inline_size > actual {
+            out.line(&format!(
+                "  Actual inline-size({actual}) > requested inline-size({inline_size})"
+            ));
+            inline_size = actual;
+        }
+        comm.cm_sync().map_err(|m| {
+            Fail::from(format!(
+                "Failed to sync between client and server after creating RDMA CM connection: {m}"
+            ))
+        })?;
+    }
+    for _ in 0..if test_cm.is_some() { 0 } else { nq } {
         let qp = pd
             .create_qp(&send_cq, recv_cq, ibv_qp_type::IBV_QPT_RC)
             .set_max_send_wr(p.tx_depth)
@@ -641,7 +725,7 @@ fn run(p: &Params) -> Result<(), Fail> {
         qp.modify(&QpAttr {
             qp_state: Some(ibv_qp_state::IBV_QPS_INIT),
             pkey_index: Some(0),
-            port_num: Some(p.ib_port),
+            port_num: Some(ib_port),
             qp_access_flags: Some(qp_access),
             ..QpAttr::default()
         })
@@ -654,7 +738,7 @@ fn run(p: &Params) -> Result<(), Fail> {
     let base = mr.as_ptr() as u64;
     let my: Vec<PerftestDest> = (0..nq)
         .map(|i| PerftestDest {
-            lid: u32::from(port_attr.lid()),
+            lid: u32::from(lid),
             out_reads,
             qpn: qps[i].qp_num(),
             psn: psns[i],
@@ -679,7 +763,7 @@ fn run(p: &Params) -> Result<(), Fail> {
     );
 
     let route = Route {
-        ib_port: p.ib_port,
+        ib_port,
         gid_index,
         mtu: curr_mtu,
         sl: p.sl,
@@ -694,14 +778,15 @@ fn run(p: &Params) -> Result<(), Fail> {
     for d in &my {
         rem.push(comm.hand_shake(d, with_gid)?);
     }
-    if is_ipv4_mapped(&my[0].gid) != is_ipv4_mapped(&rem[0].gid) {
+    if !p.rdma_cm && is_ipv4_mapped(&my[0].gid) != is_ipv4_mapped(&rem[0].gid) {
         return Err(Fail::from(
             "Found Incompatibility issue with GID types. Please Try to use a different IP version."
                 .to_string(),
         ));
     }
     let rts = p.test.is_lat() || client;
-    for i in 0..nq {
+    // With -R the connection manager has connected them already.
+    for i in 0..if p.rdma_cm { 0 } else { nq } {
         connect(&qps[i], &route, &my[i], &rem[i], rts)?;
     }
     if p.test.verb() == Verb::Send {
@@ -804,6 +889,11 @@ fn run(p: &Params) -> Result<(), Fail> {
             }
             comm.close(&my[0], with_gid)?;
         }
+    }
+    // rdma_cm_disconnect_nodes: the client disconnects the test connections and waits for them
+    // to go down; the server's go when its identifiers are destroyed on return.
+    if let Some(t) = &test_cm {
+        t.disconnect();
     }
     Ok(())
 }
