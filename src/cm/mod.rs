@@ -570,6 +570,8 @@ impl ChanInner {
 #[derive(Debug)]
 struct Membership {
     addr: SocketAddr,
+    /// The cookie its events carry.
+    uid: u64,
     handle: u32,
     attached: Option<(Gid, u16)>,
 }
@@ -673,10 +675,7 @@ impl IdInner {
                     match qp.attach_mcast(&gid, lid) {
                         Ok(()) => {
                             let uid = ev.uid;
-                            if let Some(m) = lock(&self.mcast)
-                                .iter_mut()
-                                .find(|m| u64::from(m.handle) == uid || m.attached.is_none())
-                            {
+                            if let Some(m) = lock(&self.mcast).iter_mut().find(|m| m.uid == uid) {
                                 m.attached = Some((gid, lid));
                             }
                         }
@@ -1076,12 +1075,13 @@ impl CmId {
             }
             .into());
         }
-        let uid = u64::from(self.handle());
+        let uid = new_uid(PortSpace::Udp);
         let handle =
             self.file()
                 .join_mcast(self.handle(), uid, &addr, RDMA_MC_JOIN_FLAG_FULLMEMBER)?;
         mcast.push(Membership {
             addr,
+            uid,
             handle,
             attached: None,
         });
