@@ -1,8 +1,8 @@
 //! Connect by IP address with the connection manager and echo one message.
 //!
 //! ```sh
-//! cm_echo server 10.77.0.1:7471        # waits for one client, echoes its message back
-//! cm_echo client 10.77.0.1:7471 hello  # sends "hello", prints the echo
+//! cm_echo server 10.78.0.1:7471        # waits for one client, echoes its message back
+//! cm_echo client 10.78.0.1:7471 hello  # sends "hello", prints the echo
 //! ```
 //!
 //! The server's queue pair, context and protection domain are those of the device its address is

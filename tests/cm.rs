@@ -1,6 +1,6 @@
 //! The connection manager (`uverbs::cm`) against the kernel's: connecting by IP address between
 //! two soft-RoCE devices on a veth pair (the VM harness builds it: `tests/vm/cm-net`, rxa on
-//! 10.77.0.1 and rxb on 10.77.0.2), bytes moved both ways, private data both ways, rejects,
+//! 10.78.0.1 and rxb on 10.78.0.2), bytes moved both ways, private data both ways, rejects,
 //! unreachable ports, datagrams, multicast, identifiers dropped in every state without a leak,
 //! and 1 000 connect/disconnect cycles without growth.
 //!
@@ -183,14 +183,14 @@ fn rc_connect_by_ipv4_moves_bytes_both_ways() {
 /// IPv6 between the two ends of the veth pair is rejected by the passive side's kernel (reason 28,
 /// for rdma-core's rping as for us: the harness's policy routing, which IPv4 accepts, does not
 /// satisfy the CM's IPv6 check of the arriving device), so IPv6 is tested on one device: both ends
-/// on rxa's fd77::1, through the whole CM handshake and rxe.
+/// on rxa's fd78::1, through the whole CM handshake and rxe.
 #[test]
 fn rc_connect_by_ipv6_on_one_device() {
     if net("rc_connect_by_ipv6_on_one_device").is_none() {
         return;
     }
     let _s = serial();
-    let addr: IpAddr = "fd77::1".parse().unwrap();
+    let addr: IpAddr = "fd78::1".parse().unwrap();
     rc_round_trip(addr, addr, "rxa");
 }
 

@@ -1,5 +1,5 @@
 //! The connection manager against rdma-core's programs, each pair both ways, between the two rxe
-//! devices of the VM's veth pair (rxa on 10.77.0.1, rxb on 10.77.0.2; `tests/vm/cm-net`):
+//! devices of the VM's veth pair (rxa on 10.78.0.1, rxb on 10.78.0.2; `tests/vm/cm-net`):
 //!
 //! * `uverbs rping` against `rping -s` / `rping -c` (buffer advertisement, RDMA READ and WRITE of
 //!   the ping data, `-v` output compared line by line, `-C` count), at 64 B and 4000 B;

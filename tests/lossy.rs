@@ -263,10 +263,12 @@ impl Link {
                 ),
             ]);
         }
-        ip_setup.extend([
-            format!("rule add pref {LOCAL_PREF} lookup local"),
-            "rule del pref 0 lookup local".into(),
-        ]);
+        ip_setup.push(format!("rule add pref {LOCAL_PREF} lookup local"));
+        // The VM harness's connection manager network (tests/vm/cm-net) may have moved the local
+        // rule already (behind its own rules); then there is none at 0 to move.
+        if has_local_rule_at_0() {
+            ip_setup.push("rule del pref 0 lookup local".into());
+        }
         for (me, peer) in [(0, 1), (1, 0)] {
             ip_setup.push(format!(
                 "rule add pref {RULE_PREF} iif lo to {} lookup {}",
@@ -370,8 +372,15 @@ impl Drop for Link {
     }
 }
 
-/// What `ip` must do to put the routing rules back as they were before any link: the `local`
-/// rule at preference 0, none of ours.
+/// Whether the `local` rule is at preference 0, as on a machine nobody changed.
+fn has_local_rule_at_0() -> bool {
+    sh(&["ip", "rule", "show"])
+        .lines()
+        .any(|l| l.split(':').next().unwrap_or("").trim() == "0" && l.contains("lookup local"))
+}
+
+/// What `ip` must do to put the routing rules back as they were before any link: a `local` rule
+/// (at preference 0 unless the harness keeps one elsewhere), none of ours.
 fn rules_fixes() -> Vec<String> {
     let rules = sh(&["ip", "rule", "show"]);
     let pref = |l: &str| l.split(':').next().unwrap_or("").trim().to_owned();
@@ -381,9 +390,11 @@ fn rules_fixes() -> Vec<String> {
             fixes.push(format!("rule del pref {RULE_PREF}"));
         }
     }
+    // Put the local rule back at 0 unless another one (ours aside) still looks up the local table:
+    // tests/vm/cm-net keeps it at a preference of its own, and that is the machine's normal state.
     if !rules
         .lines()
-        .any(|l| pref(l) == "0" && l.contains("lookup local"))
+        .any(|l| pref(l) != LOCAL_PREF && l.contains("lookup local"))
     {
         fixes.push("rule add pref 0 lookup local".into());
     }

@@ -1,9 +1,9 @@
 #!/bin/bash
 # Guest side (tests/cm_interop.rs): the cm_echo example, server on rxa's address, client from
-# rxb's (the route to 10.77.0.1 from 10.77.0.2 leaves through vb). PASS/FAIL line, exit status.
+# rxb's (the route to 10.78.0.1 from 10.78.0.2 leaves through vb). PASS/FAIL line, exit status.
 set -u
 ex=${UVERBS_EXAMPLES:-target/debug/examples}/cm_echo
-srv=${UVERBS_CM_SERVER:-10.77.0.1}
+srv=${UVERBS_CM_SERVER:-10.78.0.1}
 out=$(mktemp -d)
 timeout 60 "$ex" server "$srv:7471" >"$out/server" 2>&1 &
 pid=$!

@@ -7,16 +7,16 @@
 #
 # Pairs: ib_send_lat -R, ib_write_bw -R, ib_read_bw -R, each as perftest server + uverbs client and
 # uverbs server + perftest client (EXTRA=1 adds ib_write_lat -R and ib_send_bw -R, both ways). The
-# server runs on rxa (10.77.0.1), the client on rxb and connects to 10.77.0.1. A pair passes when
+# server runs on rxa (10.78.0.1), the client on rxb and connects to 10.78.0.1. A pair passes when
 # both sides exit 0, both print " rdma_cm QPs : ON" and " Data ex. method : rdma_cm", and both
 # print a result row for the message size with the iteration count. Prints PASS/FAIL per pair
 # (with the result rows, or the reason and the tails of the outputs); exits 1 if any pair fails.
-# Environment: UVERBS (default target/debug/uverbs), PT_SRV (default 10.77.0.1), PT_PORT (default
+# Environment: UVERBS (default target/debug/uverbs), PT_SRV (default 10.78.0.1), PT_PORT (default
 # 18515; each pair uses its own port from there), EXTRA.
 set -u
 
 UVERBS=${UVERBS_BIN:-${UVERBS:-target/debug/uverbs}}
-SRV=${PT_SRV:-10.77.0.1}
+SRV=${PT_SRV:-10.78.0.1}
 PORT=${PT_PORT:-18515}
 T=60 # seconds each side may take
 work=$(mktemp -d)

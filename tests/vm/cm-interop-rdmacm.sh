@@ -1,6 +1,6 @@
 #!/bin/bash
 # Guest side: `uverbs cmatose`, `uverbs udaddy` and `uverbs mckey` against rdma-core's ucmatose,
-# udaddy and mckey, both ways, on the cm-net veth pair (rxa 10.77.0.1, rxb 10.77.0.2).
+# udaddy and mckey, both ways, on the cm-net veth pair (rxa 10.78.0.1, rxb 10.78.0.2).
 #
 #   cargo build --bin uverbs
 #   tests/vm/run --kernel 6.12 --timeout 250 -- bash tests/vm/cm-interop-rdmacm.sh </dev/null
@@ -11,8 +11,8 @@
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 UVERBS=${UVERBS_BIN:-${UVERBS:-target/debug/uverbs}}
-A=${UVERBS_CM_SERVER:-10.77.0.1}
-B=${UVERBS_CM_CLIENT:-10.77.0.2}
+A=${UVERBS_CM_SERVER:-10.78.0.1}
+B=${UVERBS_CM_CLIENT:-10.78.0.2}
 GROUP=239.1.1.1
 LOG=$(mktemp -d /tmp/cm-interop.XXXXXX)
 T=40       # seconds for each process

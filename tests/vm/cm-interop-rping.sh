@@ -8,13 +8,13 @@
 # uverbs rping -c, uverbs rping -s vs rping -c. A pair passes when both exit 0 and the server's
 # "server ping data: X" lines and the client's "ping data: X" lines are the same 5 lines, equal to
 # the baseline's. Prints PASS/FAIL per pair; exits 1 if any pair fails.
-# Environment: UVERBS_BIN or UVERBS (default target/debug/uverbs), RPING_SRV / RPING_CLI (default 10.77.0.1 /
-# 10.77.0.2), RPING_PORT (default 7174; each pair uses its own port from there).
+# Environment: UVERBS_BIN or UVERBS (default target/debug/uverbs), RPING_SRV / RPING_CLI (default 10.78.0.1 /
+# 10.78.0.2), RPING_PORT (default 7174; each pair uses its own port from there).
 set -u
 
 UVERBS=${UVERBS_BIN:-${UVERBS:-target/debug/uverbs}}
-SRV=${RPING_SRV:-10.77.0.1}
-CLI=${RPING_CLI:-10.77.0.2}
+SRV=${RPING_SRV:-10.78.0.1}
+CLI=${RPING_CLI:-10.78.0.2}
 PORT=${RPING_PORT:-7174}
 COUNT=5
 T=60 # seconds each side may take

@@ -19,8 +19,8 @@ use uverbs::SendRequest;
 
 use crate::args::{self, Item, Opt};
 use crate::rdmacm::{
-    atoi, event_status, event_str, io_status, lookup, next_event, parse_timeout, passive_addr,
-    poll_n, post_recvs, qp_of, Devices, Res, DEFAULT_TIMEOUT, ETIMEDOUT, TIMEOUT_OPT,
+    atoi, counts, event_status, event_str, io_status, lookup, next_event, open_cm, parse_timeout,
+    passive_addr, poll_n, post_recvs, qp_of, Devices, Res, DEFAULT_TIMEOUT, ETIMEDOUT, TIMEOUT_OPT,
 };
 
 const OPTS: &[Opt] = &[
@@ -201,34 +201,14 @@ pub fn cmatose_main(prog: &str, argv: &[String]) -> i32 {
             _ => {}
         }
     }
-    if connections < 0 || count < 0 || size < 0 {
-        eprintln!("{prog}: connections, message count and size must not be negative");
+    let Some((connections, count, size)) = counts(prog, connections, count, size) else {
         return 1;
-    }
-    if size == 0 {
-        count = 0;
-    }
-    cfg.connections = connections as usize;
-    cfg.count = count as usize;
-    cfg.size = size as usize;
-
-    let chan = match EventChannel::new() {
-        Ok(c) => c,
-        Err(e) => {
-            if e.raw_os_error() == Some(libc::ENODEV) || e.kind() == std::io::ErrorKind::NotFound {
-                eprintln!("No RDMA devices were detected");
-            } else {
-                eprintln!("failed to create RDMA CM event channel: {e}");
-            }
-            return 1;
-        }
     };
-    let devs = match Devices::open_all() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("{prog}: cannot list RDMA devices: {e}");
-            return 1;
-        }
+    cfg.connections = connections;
+    cfg.count = count;
+    cfg.size = size;
+    let Some((chan, devs)) = open_cm(prog) else {
+        return 1;
     };
     let mut test = Test {
         connects_left: cfg.connections,

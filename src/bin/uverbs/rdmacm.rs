@@ -36,21 +36,21 @@ pub const TIMEOUT_OPT: Opt = Opt {
 /// The `ETIMEDOUT` status a phase that ran out of time ends with.
 pub const ETIMEDOUT: i32 = -libc::ETIMEDOUT;
 
-/// C's `atoi`: leading blanks, a sign, decimal digits; anything else ends the number (none: 0).
+/// glibc's `atoi`: `(int) strtol(s, NULL, 10)`.
 pub fn atoi(s: &str) -> i32 {
-    let s = s.trim_start();
-    let (neg, s) = match s.as_bytes().first() {
+    let s = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, digits) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
     let mut v: i64 = 0;
-    for c in s.chars() {
+    for c in digits.chars() {
         let Some(d) = c.to_digit(10) else { break };
-        v = (v * 10 + i64::from(d)).min(i64::from(i32::MAX) + 1);
+        v = v.saturating_mul(10).saturating_add(i64::from(d));
     }
-    let v = if neg { -v } else { v };
-    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+    let v = if neg { v.saturating_neg() } else { v };
+    v as i32
 }
 
 /// Parses `--timeout`'s argument (seconds, fractions allowed).
@@ -372,4 +372,43 @@ pub fn reply_av(
         port_num: res.port,
         ..AddressVector::default()
     })
+}
+
+/// The C tools' checks of `-c`, `-C` and `-S` (a size of 0 sends nothing), as `usize`s; `None`
+/// after saying what is wrong.
+pub fn counts(
+    prog: &str,
+    connections: i32,
+    count: i32,
+    size: i32,
+) -> Option<(usize, usize, usize)> {
+    if connections < 0 || count < 0 || size < 0 {
+        eprintln!("{prog}: connections, message count and size must not be negative");
+        return None;
+    }
+    let count = if size == 0 { 0 } else { count };
+    Some((connections as usize, count as usize, size as usize))
+}
+
+/// The event channel and every device, as the C tools' `main` opens them; `None` after saying
+/// what failed.
+pub fn open_cm(prog: &str) -> Option<(EventChannel, Devices)> {
+    let chan = match EventChannel::new() {
+        Ok(c) => c,
+        Err(e) => {
+            if e.raw_os_error() == Some(libc::ENODEV) || e.kind() == std::io::ErrorKind::NotFound {
+                eprintln!("No RDMA devices were detected");
+            } else {
+                eprintln!("failed to create RDMA CM event channel: {e}");
+            }
+            return None;
+        }
+    };
+    match Devices::open_all() {
+        Ok(d) => Some((chan, d)),
+        Err(e) => {
+            eprintln!("{prog}: cannot list RDMA devices: {e}");
+            None
+        }
+    }
 }

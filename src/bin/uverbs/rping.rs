@@ -28,6 +28,7 @@ use uverbs::{
 };
 
 use crate::args::{self, Item, Opt};
+use crate::rdmacm::atoi;
 
 /// rping's `EINVAL` exit for bad options.
 const EXIT_EINVAL: i32 = 22;
@@ -157,23 +158,6 @@ struct Options {
     verbose: bool,
     validate: bool,
     debug: bool,
-}
-
-/// glibc's `atoi`: `(int) strtol(s, NULL, 10)`.
-fn atoi(s: &str) -> i32 {
-    let s = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut v: i64 = 0;
-    for c in digits.chars() {
-        let Some(d) = c.to_digit(10) else { break };
-        v = v.saturating_mul(10).saturating_add(i64::from(d));
-    }
-    let v = if neg { v.saturating_neg() } else { v };
-    v as i32
 }
 
 /// rping's `get_addr`: the first address `getaddrinfo` gives for `s`.
