@@ -48,7 +48,8 @@ run_pair() {
     local spid=$!
     # perftest's server listens only after the first sync: give it a moment to come up (the
     # uverbs client also retries a rejected connect). At most 20 s for a listener to appear.
-    for _ in $(seq 100); do
+    local until=$((SECONDS + 15))
+    while ((SECONDS < until)); do
         rdma resource show cm_id 2>/dev/null | grep -q LISTEN && break
         sleep 0.2
     done

@@ -44,7 +44,8 @@ run_pair() {
         >"$d/srv.out" 2>"$d/srv.err" &
     local spid=$!
     # Start the client once the server listens (at most 20 s).
-    for _ in $(seq 100); do
+    local until=$((SECONDS + 15))
+    while ((SECONDS < until)); do
         rdma resource show cm_id 2>/dev/null | grep -q LISTEN && break
         sleep 0.2
     done
