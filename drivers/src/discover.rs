@@ -123,7 +123,8 @@ pub fn parse_guid(s: &str) -> Option<u64> {
     (groups == 4).then_some(v)
 }
 
-/// Every uverbs device, sorted by name.
+/// Every uverbs device, in libibverbs' order: by the kernel's device index (by name where netlink
+/// gives none).
 ///
 /// Where [`UVERBS_MODEL_SOCKET`](crate::sys::remote::SOCKET_ENV) names a model daemon's socket,
 /// the list is the daemon's device alone, with an open file of it as its `model`
@@ -238,7 +239,12 @@ pub fn devices_in(
             model: None,
         });
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    // libibverbs lists devices in the order of the kernel's netlink dump, by device index (it
+    // reverses the dump into a list and the list again into its device list); without netlink,
+    // by name.
+    out.sort_by(|a, b| {
+        (a.index.unwrap_or(u32::MAX), &a.name).cmp(&(b.index.unwrap_or(u32::MAX), &b.name))
+    });
     Ok(out)
 }
 
