@@ -11,7 +11,6 @@
 //! `-a` set the identifier's options as the C tool does (a failure is a warning, and the test
 //! goes on). Every wait is bounded by `--timeout`.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use uverbs::cm::{CmId, ConnParams, EventChannel, EventKind, PortSpace};
@@ -19,8 +18,9 @@ use uverbs::SendRequest;
 
 use crate::args::{self, Item, Opt};
 use crate::rdmacm::{
-    atoi, counts, event_status, event_str, io_status, lookup, next_event, open_cm, parse_timeout,
-    passive_addr, poll_n, post_recvs, qp_of, Devices, Res, DEFAULT_TIMEOUT, ETIMEDOUT, TIMEOUT_OPT,
+    atoi, client_addrs, counts, event_status, event_str, io_status, open_cm, parse_timeout,
+    passive_addr, poll_n, post_recvs, qp_of, wait_event, Devices, Res, DEFAULT_TIMEOUT, ETIMEDOUT,
+    TIMEOUT_OPT,
 };
 
 const OPTS: &[Opt] = &[
@@ -397,19 +397,16 @@ impl<'c> Test<'c> {
             if left == 0 {
                 break;
             }
-            match next_event(&self.chan, deadline) {
-                Ok(Some(ev)) => ret = self.cma_handler(ev),
-                Ok(None) => {
-                    eprintln!(
-                        "cmatose: timed out after {:?} waiting for {what} ({left} left)",
-                        self.cfg.timeout
-                    );
-                    return ETIMEDOUT;
-                }
-                Err(e) => {
-                    eprintln!("cmatose: failure in rdma_get_cm_event in {what}: {e}");
-                    return io_status(&e);
-                }
+            match wait_event(
+                "cmatose",
+                what,
+                &self.chan,
+                deadline,
+                self.cfg.timeout,
+                left,
+            ) {
+                Ok(ev) => ret = self.cma_handler(ev),
+                Err(status) => return status,
             }
         }
         ret
@@ -553,21 +550,11 @@ impl<'c> Test<'c> {
     fn run_client(&mut self) -> i32 {
         println!("cmatose: starting client");
         let dst_host = self.cfg.dst.clone().unwrap_or_default();
-        let dst = match lookup(&dst_host, self.cfg.port) {
-            Ok(a) => a,
-            Err(e) => {
-                println!("cmatose: getaddrinfo error: {e}");
-                return -libc::EINVAL;
-            }
-        };
-        let src: Option<SocketAddr> = match self.cfg.src.as_deref().map(|s| lookup(s, 0)) {
-            None => None,
-            Some(Ok(a)) => Some(a),
-            Some(Err(e)) => {
-                println!("cmatose: getaddrinfo error: {e}");
-                return -libc::EINVAL;
-            }
-        };
+        let (dst, src) =
+            match client_addrs("cmatose", &dst_host, self.cfg.port, self.cfg.src.as_deref()) {
+                Ok(a) => a,
+                Err(status) => return status,
+            };
         for _ in 0..self.cfg.connections {
             match self.chan.create_id(PortSpace::Tcp) {
                 Ok(id) => self.nodes.push(Node {

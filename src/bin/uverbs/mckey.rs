@@ -25,8 +25,8 @@ use uverbs::SendRequest;
 use crate::args::{self, strtol, Item, Opt};
 use crate::devinfo::inet_ntop6;
 use crate::rdmacm::{
-    atoi, counts, event_status, event_str, io_status, lookup, next_event, open_cm, parse_timeout,
-    poll_n, post_recvs, qp_of, Devices, Res, DEFAULT_TIMEOUT, ETIMEDOUT, GRH_SIZE, TIMEOUT_OPT,
+    atoi, counts, event_status, event_str, io_status, lookup, open_cm, parse_timeout, poll_n,
+    post_recvs, qp_of, wait_event, Devices, Res, DEFAULT_TIMEOUT, ETIMEDOUT, GRH_SIZE, TIMEOUT_OPT,
 };
 
 const OPTS: &[Opt] = &[
@@ -331,19 +331,16 @@ impl<'c> Test<'c> {
         let deadline = Instant::now() + self.cfg.timeout;
         let mut ret = 0;
         while self.connects_left > 0 && ret == 0 {
-            match next_event(&self.chan, deadline) {
-                Ok(Some(ev)) => ret = self.cma_handler(ev),
-                Ok(None) => {
-                    eprintln!(
-                        "mckey: timed out after {:?} waiting for joins ({} left)",
-                        self.cfg.timeout, self.connects_left
-                    );
-                    return ETIMEDOUT;
-                }
-                Err(e) => {
-                    eprintln!("mckey: failure in rdma_get_cm_event: {e}");
-                    return io_status(&e);
-                }
+            match wait_event(
+                "mckey",
+                "joins",
+                &self.chan,
+                deadline,
+                self.cfg.timeout,
+                self.connects_left,
+            ) {
+                Ok(ev) => ret = self.cma_handler(ev),
+                Err(status) => return status,
             }
         }
         ret

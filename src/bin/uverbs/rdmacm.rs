@@ -252,10 +252,48 @@ pub fn post_recvs(id: &CmId, res: &Res<'_>, len: usize, count: usize) -> io::Res
     Ok(())
 }
 
-/// Waits until `deadline` for the channel's next event.
-pub fn next_event(chan: &EventChannel, deadline: Instant) -> io::Result<Option<Event>> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    chan.get_event_timeout(left.max(Duration::from_millis(1)))
+/// The next event before `deadline`, for a phase of `tool` waiting for `what` with `left` still to
+/// come (`timeout` is the phase's whole time, for the message); `Err(status)` after saying why
+/// none came: `ETIMEDOUT` when the time is up, the read's errno when it failed.
+pub fn wait_event(
+    tool: &str,
+    what: &str,
+    chan: &EventChannel,
+    deadline: Instant,
+    timeout: Duration,
+    left: usize,
+) -> Result<Event, i32> {
+    let wait = deadline.saturating_duration_since(Instant::now());
+    match chan.get_event_timeout(wait.max(Duration::from_millis(1))) {
+        Ok(Some(ev)) => Ok(ev),
+        Ok(None) => {
+            eprintln!("{tool}: timed out after {timeout:?} waiting for {what} ({left} left)");
+            Err(ETIMEDOUT)
+        }
+        Err(e) => {
+            eprintln!("{tool}: failure in rdma_get_cm_event in {what}: {e}");
+            Err(io_status(&e))
+        }
+    }
+}
+
+/// The client's destination (`-s` at `port`) and optional source (`-b`) addresses, as the C tools
+/// look them up; `Err(status)` after printing getaddrinfo's complaint.
+pub fn client_addrs(
+    tool: &str,
+    dst: &str,
+    port: u16,
+    src: Option<&str>,
+) -> Result<(SocketAddr, Option<SocketAddr>), i32> {
+    let look = |host: &str, port: u16| {
+        lookup(host, port).map_err(|e| {
+            println!("{tool}: getaddrinfo error: {e}");
+            -libc::EINVAL
+        })
+    };
+    let dst = look(dst, port)?;
+    let src = src.map(|s| look(s, 0)).transpose()?;
+    Ok((dst, src))
 }
 
 /// Polls `cq` until `n` completions came or `deadline` passed; `each` sees every completion and

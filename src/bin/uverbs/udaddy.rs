@@ -13,7 +13,6 @@
 //! Not supported: `-P ipoib` / `-p 0x2` (the IPoIB port space) and `-f gid` (a clear error, exit
 //! status 1); `-t` warns as a failing `rdma_set_option` does. Every wait is bounded by `--timeout`.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use uverbs::cm::{CmId, ConnParams, EventChannel, EventKind, PortSpace, RDMA_UDP_QKEY};
@@ -21,9 +20,9 @@ use uverbs::{ibv_wc, SendRequest};
 
 use crate::args::{self, strtol, Item, Opt};
 use crate::rdmacm::{
-    atoi, counts, event_status, event_str, io_status, lookup, next_event, open_cm, parse_timeout,
-    passive_addr, poll_n, post_recvs, qp_of, reply_av, Devices, Res, DEFAULT_TIMEOUT, ETIMEDOUT,
-    GRH_SIZE, TIMEOUT_OPT,
+    atoi, client_addrs, counts, event_status, event_str, io_status, open_cm, parse_timeout,
+    passive_addr, poll_n, post_recvs, qp_of, reply_av, wait_event, Devices, Res, DEFAULT_TIMEOUT,
+    ETIMEDOUT, GRH_SIZE, TIMEOUT_OPT,
 };
 
 const OPTS: &[Opt] = &[
@@ -388,19 +387,16 @@ impl<'c> Test<'c> {
         let deadline = Instant::now() + self.cfg.timeout;
         let mut ret = 0;
         while self.connects_left > 0 && ret == 0 {
-            match next_event(&self.chan, deadline) {
-                Ok(Some(ev)) => ret = self.cma_handler(ev),
-                Ok(None) => {
-                    eprintln!(
-                        "udaddy: timed out after {:?} waiting for connect events ({} left)",
-                        self.cfg.timeout, self.connects_left
-                    );
-                    return ETIMEDOUT;
-                }
-                Err(e) => {
-                    eprintln!("udaddy: failure in rdma_get_cm_event: {e}");
-                    return io_status(&e);
-                }
+            match wait_event(
+                "udaddy",
+                "connect events",
+                &self.chan,
+                deadline,
+                self.cfg.timeout,
+                self.connects_left,
+            ) {
+                Ok(ev) => ret = self.cma_handler(ev),
+                Err(status) => return status,
             }
         }
         ret
@@ -546,20 +542,9 @@ impl<'c> Test<'c> {
     fn run_client(&mut self) -> i32 {
         println!("udaddy: starting client");
         let dst_host = self.cfg.dst.clone().unwrap_or_default();
-        let dst = match lookup(&dst_host, PORT) {
+        let (dst, src) = match client_addrs("udaddy", &dst_host, PORT, self.cfg.src.as_deref()) {
             Ok(a) => a,
-            Err(e) => {
-                println!("udaddy: getaddrinfo error: {e}");
-                return -libc::EINVAL;
-            }
-        };
-        let src: Option<SocketAddr> = match self.cfg.src.as_deref().map(|s| lookup(s, 0)) {
-            None => None,
-            Some(Ok(a)) => Some(a),
-            Some(Err(e)) => {
-                println!("udaddy: getaddrinfo error: {e}");
-                return -libc::EINVAL;
-            }
+            Err(status) => return status,
         };
         for _ in 0..self.cfg.connections {
             match self.chan.create_id(PortSpace::Udp) {
