@@ -24,6 +24,15 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 const T: Duration = Duration::from_secs(10);
 
+/// The queue pairs of the datagram and multicast tests.
+const UD_CAPS: QpCaps = QpCaps {
+    max_send_wr: 4,
+    max_recv_wr: 4,
+    max_send_sge: 1,
+    max_recv_sge: 1,
+    max_inline_data: 0,
+};
+
 /// The server and client addresses of the VM's veth pair, or `None` (after saying so) outside it.
 fn net(test: &str) -> Option<(IpAddr, IpAddr)> {
     match (
@@ -301,13 +310,7 @@ fn datagram_resolve_and_exchange() {
     listener.bind(SocketAddr::new(server, 0)).unwrap();
     listener.listen(4).unwrap();
     let addr = listener.local_addr().unwrap().unwrap();
-    let caps = QpCaps {
-        max_send_wr: 4,
-        max_recv_wr: 4,
-        max_send_sge: 1,
-        max_recv_sge: 1,
-        max_inline_data: 0,
-    };
+    let caps = UD_CAPS;
 
     let cch = EventChannel::new().unwrap();
     let cid = cch.create_id(PortSpace::Udp).unwrap();
@@ -376,13 +379,7 @@ fn multicast_join_send_and_receive() {
     } else {
         "[ff0e::1:2:3]:0".parse().unwrap()
     };
-    let caps = QpCaps {
-        max_send_wr: 4,
-        max_recv_wr: 4,
-        max_send_sge: 1,
-        max_recv_sge: 1,
-        max_inline_data: 0,
-    };
+    let caps = UD_CAPS;
     // The receiver on the server's address, the sender on the client's.
     let rch = EventChannel::new().unwrap();
     let rid = rch.create_id(PortSpace::Udp).unwrap();

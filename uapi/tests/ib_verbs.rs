@@ -4,8 +4,7 @@
 //! flags, where the two differ, are pinned to the kernel's values, and libibverbs' own
 //! (`IBV_WC_*`, the numbering users see) are checked against its header.
 
-use std::fmt::Write;
-use std::process::Command;
+mod common;
 
 use uverbs_uapi::*;
 
@@ -98,44 +97,12 @@ fn table() -> Vec<(i128, &'static str)> {
 fn ib_verbs_values_match_libibverbs() {
     let table = table();
     assert_eq!(table.len(), 75, "entries in the table");
-    let mut src =
-        String::from("#include <stdio.h>\n#include <infiniband/verbs.h>\nint main(void)\n{\n");
-    for (_, c) in &table {
-        writeln!(src, "\tprintf(\"%lld\\n\", (long long)({c}));").unwrap();
-    }
-    src.push_str("\treturn 0;\n}\n");
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("uapi-ib-verbs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (c, exe) = (dir.join("ib_verbs.c"), dir.join("ib_verbs"));
-    std::fs::write(&c, src).unwrap();
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&c)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run `{cc}`: {e} (install gcc)"));
-    assert!(
-        out.status.success(),
-        "compiling against <infiniband/verbs.h> failed (install libibverbs-dev, headers only):\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::assert_matches_c(
+        "ib_verbs",
+        "#include <infiniband/verbs.h>\n",
+        "libibverbs-dev",
+        &table,
     );
-    let run = Command::new(&exe).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let values: Vec<i128> = String::from_utf8(run.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    assert_eq!(values.len(), table.len());
-    let bad: Vec<String> = table
-        .iter()
-        .zip(&values)
-        .filter(|((rust, _), c)| rust != *c)
-        .map(|((rust, name), c)| format!("{name}: Rust {rust}, C {c}"))
-        .collect();
-    assert!(bad.is_empty(), "values differ from libibverbs: {bad:?}");
 }
 
 /// Where the kernel and libibverbs differ, the kernel's numbers (`include/rdma/ib_verbs.h`).

@@ -4,9 +4,9 @@
 //! kernel reports GIDs. A separate program from `layout.rs` because librdmacm's headers include
 //! glibc's `<netinet/in.h>`, which conflicts with the kernel's `<linux/in6.h>`.
 
-use std::fmt::Write;
 use std::mem::{offset_of, size_of};
-use std::process::Command;
+
+mod common;
 
 use uverbs_uapi::*;
 
@@ -49,44 +49,10 @@ fn table() -> Vec<(i128, &'static str)> {
 fn rdma_cm_values_match_librdmacm() {
     let table = table();
     assert_eq!(table.len(), 27, "entries in the table");
-    let mut src = String::from(
-        "#include <stdio.h>\n#include <stddef.h>\n#include <rdma/rdma_cma.h>\n\
-         #include <infiniband/ib.h>\nint main(void)\n{\n",
+    common::assert_matches_c(
+        "rdma_cma",
+        "#include <stddef.h>\n#include <rdma/rdma_cma.h>\n#include <infiniband/ib.h>\n",
+        "librdmacm-dev",
+        &table,
     );
-    for (_, c) in &table {
-        writeln!(src, "\tprintf(\"%lld\\n\", (long long)({c}));").unwrap();
-    }
-    src.push_str("\treturn 0;\n}\n");
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("uapi-rdma-cma-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (c, exe) = (dir.join("rdma_cma.c"), dir.join("rdma_cma"));
-    std::fs::write(&c, src).unwrap();
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&c)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run `{cc}`: {e} (install gcc)"));
-    assert!(
-        out.status.success(),
-        "compiling against <rdma/rdma_cma.h> failed (install librdmacm-dev, headers only):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = Command::new(&exe).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let values: Vec<i128> = String::from_utf8(run.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    assert_eq!(values.len(), table.len());
-    let bad: Vec<String> = table
-        .iter()
-        .zip(&values)
-        .filter(|((rust, _), c)| rust != *c)
-        .map(|((rust, name), c)| format!("{name}: Rust {rust}, C {c}"))
-        .collect();
-    assert!(bad.is_empty(), "values differ from librdmacm: {bad:?}");
 }
