@@ -68,6 +68,18 @@ pub trait UarWriter {
     /// 64 bytes as eight 64-bit stores in ascending order: `mmio_memcpy_x64` (never a `memcpy`,
     /// which may store in any order).
     fn write_block64(&mut self, offset: usize, block: &[u8; 64]);
+
+    /// Whole 64-byte blocks (`blocks.len()` a multiple of 64), one after the other from `offset`,
+    /// each as [`write_block64`](UarWriter::write_block64) writes it: `mlx5_bf_copy`'s loop. A
+    /// writer may check the range once and store wider than 64 bits (a write-combining register
+    /// takes the line however it is stored, and the flush after it orders it as a whole).
+    #[inline]
+    fn write_blocks64(&mut self, offset: usize, blocks: &[u8]) {
+        for (i, block) in blocks.chunks_exact(64).enumerate() {
+            let block = block.try_into().expect("64 bytes");
+            self.write_block64(offset + i * 64, block);
+        }
+    }
 }
 
 /// One BlueFlame register as a send queue uses it: rdma-core's `struct mlx5_bf`, less the pointer.

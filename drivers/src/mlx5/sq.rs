@@ -132,6 +132,28 @@ const KNOWN_SEND_FLAGS: u32 = wr::send_flags::FENCE
     | wr::send_flags::SOLICITED
     | wr::send_flags::INLINE;
 
+/// The control segment's `fm_ce_se` byte by the low three send flags (FENCE, SIGNALED, SOLICITED).
+const FM_CE_SE: [u8; 8] = {
+    let mut t = [0; 8];
+    let mut f = 0;
+    while f < 8 {
+        let flags = f as u32;
+        if flags & wr::send_flags::FENCE != 0 {
+            t[f] |= fm_ce_se::FENCE;
+        }
+        if flags & wr::send_flags::SIGNALED != 0 {
+            t[f] |= fm_ce_se::CQ_UPDATE;
+        }
+        if flags & wr::send_flags::SOLICITED != 0 {
+            t[f] |= fm_ce_se::SOLICITED;
+        }
+        f += 1;
+    }
+    t
+};
+const _: () =
+    assert!((wr::send_flags::FENCE | wr::send_flags::SIGNALED | wr::send_flags::SOLICITED) == 7);
+
 /// By [`QpType`] (as index) and verbs opcode ([`wr::opcode`]): the mlx5 opcode and the `extra` of
 /// the WQE (what [`SendQueue::check`] accepts; it has the reasons for the rest).
 const OPCODES: [[(u8, u8); 10]; 3] = {
@@ -276,6 +298,18 @@ pub struct SendQueue<B> {
     cfg: SendQueueConfig,
     /// What [`wr::check_send`] checks requests against, fixed at creation.
     limits: wr::SendLimits,
+    /// This transport's row of [`OPCODES`], by verbs opcode.
+    ops: [(u8, u8); 10],
+    /// The control segment's `qpn_ds` word less the size: `qpn << 8`.
+    qpn_shifted: u32,
+    /// [`fm_ce_se::CQ_UPDATE`] when every request is signaled, else 0.
+    sig_all: u8,
+    /// The most inline bytes a request may carry: `max_inline_data`, within [`wr::MAX_MESSAGE`].
+    max_inline: usize,
+    /// Whether a request that passes the per-request limits (entries, inline bytes) can be too big
+    /// for the WQE's octoword limit or for the ring: decided at creation, so that the fast path of
+    /// [`post`](SendQueue::post) checks only the number of outstanding requests when it cannot.
+    size_checks: bool,
     /// Producer counter in basic blocks (free running).
     cur_post: u32,
     /// Requests posted and retired (free running).
@@ -328,9 +362,28 @@ impl<B: SendRing> SendQueue<B> {
             max_inline_data: cfg.max_inline_data,
             opcodes: wr::verbs_opcodes(qp_type) & !lacking,
         };
+        // The biggest WQE the limits allow: the datagram segment (UD) or the remote-address and
+        // atomic segments, then the entries or the inline bytes. If `max_send_wr` of those fit in
+        // the ring and each within MAX_DS, a request that passes the limits needs no size check.
+        let before_data = if cfg.qp_type == QpType::Ud { 3 } else { 2 };
+        let data =
+            (cfg.max_send_sge as usize).max(InlineHeader::octowords(cfg.max_inline_data as usize));
+        let worst_ds = 1 + before_data + data;
+        let worst_bbs = worst_ds.div_ceil(SEND_WQE_BB / OCTOWORD);
+        let size_checks = worst_ds > MAX_DS
+            || (cfg.max_send_wr as usize).saturating_mul(worst_bbs) > wqe_cnt as usize;
         Ok(SendQueue {
             ring,
             wqe_cnt,
+            ops: OPCODES[cfg.qp_type as usize],
+            qpn_shifted: cfg.qpn << 8,
+            sig_all: if cfg.sq_sig_all {
+                fm_ce_se::CQ_UPDATE
+            } else {
+                0
+            },
+            size_checks,
+            max_inline: u64::from(cfg.max_inline_data).min(wr::MAX_MESSAGE) as usize,
             cfg,
             limits,
             cur_post: 0,
@@ -361,38 +414,31 @@ impl<B: SendRing> SendQueue<B> {
         macro_rules! need {
             ($ok:expr) => {
                 if !($ok) {
-                    return self.post_checked(wr, av);
+                    return self.post_checked(*wr, av);
                 }
             };
         }
-        let cfg = &self.cfg;
-        let Some(&(mlx5_opcode, extra)) = OPCODES[cfg.qp_type as usize].get(wr.opcode as usize)
-        else {
-            return self.post_checked(wr, av);
+        let Some(&(mlx5_opcode, extra)) = self.ops.get(wr.opcode as usize) else {
+            return self.post_checked(*wr, av);
         };
         let flags = wr.flags;
-        need!(mlx5_opcode != BAD_OPCODE && flags & !KNOWN_SEND_FLAGS == 0);
-        match (cfg.qp_type, wr.ud, av) {
-            (QpType::Ud, Some(ud), Some(_)) => need!(ud.remote_qpn <= 0xff_ffff),
-            (QpType::Ud, _, _) => need!(false),
-            (_, ud, av) => need!(ud.is_none() && av.is_none()),
+        need!((mlx5_opcode != BAD_OPCODE) & (flags & !KNOWN_SEND_FLAGS == 0) & wr.bind.is_none());
+        if self.cfg.qp_type == QpType::Ud {
+            need!(matches!((wr.ud, av), (Some(ud), Some(_)) if ud.remote_qpn <= 0xff_ffff));
+        } else {
+            need!(wr.ud.is_none() & av.is_none());
         }
         let is_inline = flags & wr::send_flags::INLINE != 0;
         let data = if is_inline {
             let len = wr.inline.len();
-            need!(
-                wr.sges.is_empty()
-                    && extra & EXTRA_NO_INLINE == 0
-                    && len as u64 <= wr::MAX_MESSAGE
-                    && len as u64 <= u64::from(cfg.max_inline_data)
-            );
+            need!(wr.sges.is_empty() & (extra & EXTRA_NO_INLINE == 0) & (len <= self.max_inline));
             if len == 0 {
                 0
             } else {
                 InlineHeader::octowords(len)
             }
         } else {
-            need!(wr.sges.len() <= cfg.max_send_sge as usize);
+            need!(wr.sges.len() <= self.cfg.max_send_sge as usize);
             // One pass: the message length and the non-empty entries.
             let (length, nonempty) = match wr.sges {
                 [] => (0, 0),
@@ -403,15 +449,18 @@ impl<B: SendRing> SendQueue<B> {
             };
             need!(length <= wr::MAX_MESSAGE);
             if extra == EXTRA_ATOMIC {
-                need!(length >= 8 && wr.remote_addr % 8 == 0);
+                need!((length >= 8) & (wr.remote_addr % 8 == 0));
             }
             nonempty
         };
         let ds = 1 + usize::from(extra & EXTRA_OCTOWORDS) + data;
-        need!(ds <= MAX_DS);
-        let bbs = ds.div_ceil(SEND_WQE_BB / OCTOWORD) as u32;
-        let used = self.cur_post.wrapping_sub(self.bb_tail);
-        need!(self.head.wrapping_sub(self.tail) < cfg.max_send_wr && bbs <= self.wqe_cnt - used);
+        // `ceil(ds / 4)`; `ds` is at most 1 + 3 + 2^31 / 16.
+        let bbs = ((ds + 3) >> 2) as u32;
+        need!(self.head.wrapping_sub(self.tail) < self.cfg.max_send_wr);
+        if self.size_checks {
+            let used = self.cur_post.wrapping_sub(self.bb_tail);
+            need!((ds <= MAX_DS) & (bbs <= self.wqe_cnt - used));
+        }
         Ok(self.emit(
             wr,
             av,
@@ -424,10 +473,12 @@ impl<B: SendRing> SendQueue<B> {
     }
 
     /// `post` for a request the fast path did not take: the checks one by one, with the error of
-    /// the first that fails.
+    /// the first that fails. (The request comes by value: a request built in place then exists in
+    /// memory only on this cold path.)
     #[cold]
     #[inline(never)]
-    fn post_checked(&mut self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
+    fn post_checked(&mut self, wr: SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
+        let wr = &wr;
         let (mlx5_opcode, extra) = self.check(wr, av)?;
         let inline = wr.is_inline() && !wr.inline.is_empty();
         let data = if inline {
@@ -476,16 +527,7 @@ impl<B: SendRing> SendQueue<B> {
         let idx = (start & (self.wqe_cnt - 1)) as usize;
         let offset = idx * SEND_WQE_BB;
         let flags = wr.flags;
-        let signaled = self.cfg.sq_sig_all || flags & wr::send_flags::SIGNALED != 0;
-        // The flags' bits moved to their places (FENCE 1 -> 0x80, SOLICITED 4 -> 2), without
-        // branches.
-        const _: () = assert!(
-            (wr::send_flags::FENCE as u8) << 7 == fm_ce_se::FENCE
-                && (wr::send_flags::SOLICITED as u8) >> 1 == fm_ce_se::SOLICITED
-        );
-        let fm_ce_se = ((flags as u8 & wr::send_flags::FENCE as u8) << 7)
-            | (u8::from(signaled) * fm_ce_se::CQ_UPDATE)
-            | ((flags as u8 & wr::send_flags::SOLICITED as u8) >> 1);
+        let fm_ce_se = FM_CE_SE[(flags & 7) as usize] | self.sig_all;
         let imm = match wr.opcode {
             // Already in wire order in memory (`ibv_send_wr.imm_data`).
             wr::opcode::SEND_WITH_IMM | wr::opcode::RDMA_WRITE_WITH_IMM => {
@@ -494,17 +536,14 @@ impl<B: SendRing> SendQueue<B> {
             wr::opcode::SEND_WITH_INV => U32::new(wr.imm_or_inv),
             _ => U32::ZERO,
         };
-        let ctrl = CtrlSeg::new(
-            start as u16,
-            mlx5_opcode,
-            0,
-            self.cfg.qpn,
+        let ctrl = CtrlSeg {
+            opmod_idx_opcode: U32::new(((start & 0xffff) << 8) | u32::from(mlx5_opcode)),
+            qpn_ds: U32::new(self.qpn_shifted | u32::from(ds)),
+            signature: 0,
+            dci_stream_channel_id: Default::default(),
             fm_ce_se,
-            ds,
-            0,
             imm,
-        );
-        let qp_type = self.cfg.qp_type;
+        };
         // Only this WQE's blocks are borrowed: the device may be reading the ones before them.
         let (head, tail) = self.ring.wqe_mut(offset, bbs as usize * SEND_WQE_BB);
         // The control segment and the segments up to the data never wrap: they lie in the WQE's
@@ -513,32 +552,34 @@ impl<B: SendRing> SendQueue<B> {
             .first_chunk_mut()
             .expect("a WQE starts with a whole block before the ring end");
         first[..16].copy_from_slice(ctrl.as_bytes());
-        match (qp_type, av, wr.ud) {
-            // `check` made sure a UD request has both, and that it is a send.
-            (QpType::Ud, Some(av), Some(ud)) => first[16..64]
-                .copy_from_slice(DatagramSeg::new(av, ud.remote_qpn, ud.remote_qkey).as_bytes()),
-            _ if extra & EXTRA_OCTOWORDS != 0 => {
-                first[16..32].copy_from_slice(RaddrSeg::new(wr.remote_addr, wr.rkey).as_bytes());
-                if extra == EXTRA_ATOMIC {
-                    let atomic = if wr.opcode == wr::opcode::ATOMIC_CMP_AND_SWP {
-                        AtomicSeg::compare_swap(wr.compare_add, wr.swap)
-                    } else {
-                        AtomicSeg::fetch_add(wr.compare_add)
-                    };
-                    first[32..48].copy_from_slice(atomic.as_bytes());
-                }
+        if let (QpType::Ud, Some(av), Some(ud)) = (self.cfg.qp_type, av, wr.ud) {
+            // `post` made sure a UD request has both, and that it is a send.
+            first[16..64]
+                .copy_from_slice(DatagramSeg::new(av, ud.remote_qpn, ud.remote_qkey).as_bytes());
+        } else if extra & EXTRA_OCTOWORDS != 0 {
+            first[16..32].copy_from_slice(RaddrSeg::new(wr.remote_addr, wr.rkey).as_bytes());
+            if extra == EXTRA_ATOMIC {
+                let atomic = if wr.opcode == wr::opcode::ATOMIC_CMP_AND_SWP {
+                    AtomicSeg::compare_swap(wr.compare_add, wr.swap)
+                } else {
+                    AtomicSeg::fetch_add(wr.compare_add)
+                };
+                first[32..48].copy_from_slice(atomic.as_bytes());
             }
-            _ => {}
         }
-        let mut w = WqeWriter {
-            head,
-            tail,
-            pos: OCTOWORD * (1 + usize::from(extra & EXTRA_OCTOWORDS)),
-        };
+        let pos = OCTOWORD * (1 + usize::from(extra & EXTRA_OCTOWORDS));
         if inline {
-            w.put_inline(wr.inline);
+            WqeWriter { head, tail, pos }.put_inline(wr.inline);
+        } else if let ([sge], Some(unit)) = (wr.sges, head.get_mut(pos..pos + OCTOWORD)) {
+            // The common request, one entry, whose segment lies before the ring end. (Empty, it
+            // has no segment: `ds` did not count it.)
+            if sge.length != 0 {
+                // rdma-core's `set_data_ptr_seg_atomic`: an atomic's buffer is 8 bytes.
+                let len = if extra == EXTRA_ATOMIC { 8 } else { sge.length };
+                unit.copy_from_slice(DataSeg::new(len, sge.lkey, sge.addr).as_bytes());
+            }
         } else {
-            // rdma-core's `set_data_ptr_seg_atomic`: an atomic's buffer is 8 bytes.
+            let mut w = WqeWriter { head, tail, pos };
             let atomic = extra == EXTRA_ATOMIC;
             for sge in wr.sges {
                 if sge.length != 0 {
@@ -548,12 +589,13 @@ impl<B: SendRing> SendQueue<B> {
             }
         }
 
-        self.cur_post = start.wrapping_add(bbs);
+        let end = start.wrapping_add(bbs);
+        self.cur_post = end;
         self.slots[idx] = Slot {
             wr_id: wr.wr_id,
             seq: self.head,
             start,
-            end: self.cur_post,
+            end,
             opcode: mlx5_opcode,
         };
         self.head = self.head.wrapping_add(1);
@@ -656,14 +698,17 @@ impl<B: SendRing> SendQueue<B> {
         dbrec.store(SND_DBR, self.doorbell_record());
         barrier::mmio_wc_start();
         if blueflame {
+            // The WQE's blocks, in one piece unless it wraps at the ring end.
             let ring = self.ring.as_ref();
-            let last = self.last;
-            for i in 0..last.bbs as usize {
-                let off = (last.offset + i * SEND_WQE_BB) & (ring.len() - 1);
-                let block = ring[off..]
-                    .first_chunk::<SEND_WQE_BB>()
-                    .expect("the ring is a whole number of blocks");
-                uar.write_block64(bf.offset + i * SEND_WQE_BB, block);
+            let (offset, len) = (self.last.offset, self.last.bbs as usize * SEND_WQE_BB);
+            match ring.get(offset..offset + len) {
+                Some(wqe) => uar.write_blocks64(bf.offset, wqe),
+                None => {
+                    let head = ring.get(offset..).unwrap_or_default();
+                    let tail = ring.get(..len - head.len()).unwrap_or_default();
+                    uar.write_blocks64(bf.offset, head);
+                    uar.write_blocks64(bf.offset + head.len(), tail);
+                }
             }
         } else {
             uar.write64_be(bf.offset, self.last_doorbell());
@@ -1002,6 +1047,45 @@ mod tests {
         let w = sq.post(&big, None).unwrap();
         assert_eq!((w.index, w.offset, w.bbs), (4, 0, 4));
         assert_eq!(sq.free_blocks(), 0);
+    }
+
+    #[test]
+    fn a_queue_sized_for_its_limits_checks_only_the_request_count() {
+        // 8 blocks for 4 requests of at most 2 entries: the biggest WQE is an atomic with two
+        // entries (ds 5, 2 blocks), so 4 of them fill the ring exactly and the fast path needs no
+        // block check. A queue one block short keeps the checks.
+        let mut c = cfg(QpType::Rc);
+        (c.max_send_wr, c.max_send_sge, c.max_inline_data) = (4, 2, 16);
+        let short = SendQueue::new(vec![0u8; 4 * 64], c).unwrap();
+        assert!(short.size_checks);
+        let mut sq = SendQueue::new(vec![0u8; 8 * 64], c).unwrap();
+        assert!(!sq.size_checks);
+        let two = [sge(8, 0), sge(8, 1)];
+        let mut cas = SendWr::send(0, &two);
+        cas.opcode = wr::opcode::ATOMIC_CMP_AND_SWP;
+        cas.remote_addr = 0x1000;
+        let mut last = 0;
+        for round in 0..3u64 {
+            for i in 0..4 {
+                cas.wr_id = round * 4 + i;
+                let w = sq.post(&cas, None).unwrap();
+                assert_eq!((w.ds, w.bbs), (5, 2));
+                last = w.index;
+            }
+            assert_eq!(sq.free_blocks(), 0);
+            assert!(matches!(
+                sq.post(&cas, None),
+                Err(Error::QueueFull { capacity: 4, .. })
+            ));
+            assert_eq!(sq.retire(last).unwrap().wr_id, round * 4 + 3);
+            assert_eq!(sq.free_blocks(), 8);
+        }
+        // Over the limits is refused before the size could matter.
+        let three = [sge(8, 0), sge(8, 1), sge(8, 2)];
+        assert!(matches!(
+            sq.post(&SendWr::send(9, &three), None),
+            Err(Error::InvalidArgument { .. })
+        ));
     }
 
     #[test]
