@@ -293,6 +293,20 @@ impl<B: CqeMemory> CqPoller<B> {
         }
         self.ci = self.ci.wrapping_add(1);
         barrier::udma_from_device_barrier();
+        self.take_req(offset, self.cqe_version == 1, target, wc)?;
+        Ok(true)
+    }
+
+    /// The rest of a successful requester CQE at `offset`, which software owns and the consumer
+    /// index has passed (after the barrier): its send WQE retired and its completion in `wc`.
+    #[inline(always)]
+    fn take_req(
+        &self,
+        offset: usize,
+        by_user_index: bool,
+        target: &mut impl CompletionTarget,
+        wc: &mut WorkCompletion,
+    ) -> Result<()> {
         // Bytes 32..64 of the CQE: srqn_uidx at 0, byte_cnt at 12, sop_drop_qpn at 24,
         // wqe_counter at 28.
         const _: () = assert!(
@@ -307,7 +321,7 @@ impl<B: CqeMemory> CqPoller<B> {
             |at: usize| u32::from_be_bytes([tail[at], tail[at + 1], tail[at + 2], tail[at + 3]]);
         let sop_drop_qpn = word(24);
         let qpn = sop_drop_qpn & 0xff_ffff;
-        let key = if self.cqe_version == 1 {
+        let key = if by_user_index {
             WqKey::UserIndex(word(0) & 0xff_ffff)
         } else {
             WqKey::Qpn(qpn)
@@ -331,7 +345,7 @@ impl<B: CqeMemory> CqPoller<B> {
             qp_num: qpn,
             ..WorkCompletion::default()
         };
-        Ok(true)
+        Ok(())
     }
 
     /// The error of a requester CQE `poll_into` took at `offset` (still software's: the consumer
@@ -483,17 +497,47 @@ impl<B: CqeMemory> CqPoller<B> {
     /// Polls up to `out.len()` completions into `out`; returns how many. Stops at the first error
     /// (the completions before it are in `out`, and consumed). Follow it with
     /// [`update_consumer_index`](CqPoller::update_consumer_index).
+    ///
+    /// The loop keeps the consumer index and the ring's geometry in locals: the barrier after each
+    /// owner check orders memory, so fields of `self` would be loaded again for every entry.
     pub fn poll(
         &mut self,
         target: &mut impl CompletionTarget,
         out: &mut [WorkCompletion],
     ) -> Result<usize> {
-        for (n, slot) in out.iter_mut().enumerate() {
-            if !self.poll_into(target, slot)? {
-                return Ok(n);
+        let (ncqe, size) = (self.ncqe, self.entry_size);
+        let by_user_index = self.cqe_version == 1;
+        let mut ci = self.ci;
+        let mut n = 0;
+        let result = loop {
+            let Some(wc) = out.get_mut(n) else {
+                break Ok(n);
+            };
+            let offset = (ci & (ncqe - 1)) as usize * size + size - 64;
+            let op_own = self.buf.load_op_own(offset + 63);
+            if !is_sw_owned(op_own, ci, ncqe) {
+                break Ok(n);
             }
-        }
-        Ok(out.len())
+            if op_own >> 4 != cqe_opcode::REQ {
+                self.ci = ci;
+                let polled = self.poll_into_general(target, wc);
+                ci = self.ci;
+                match polled {
+                    Ok(true) => n += 1,
+                    Ok(false) => break Ok(n),
+                    Err(e) => break Err(e),
+                }
+                continue;
+            }
+            ci = ci.wrapping_add(1);
+            barrier::udma_from_device_barrier();
+            if let Err(e) = self.take_req(offset, by_user_index, target, wc) {
+                break Err(e);
+            }
+            n += 1;
+        };
+        self.ci = ci;
+        result
     }
 
     /// The doorbell record's consumer word (`dbrec[MLX5_CQ_SET_CI]`): `ci & 0xffffff`.
