@@ -632,32 +632,20 @@ impl Channel {
     /// bytes built on the stack, never `INVOKE_WRITE`.
     #[inline]
     pub fn post_send_doorbell(&self, qp_handle: u32) -> Result<()> {
-        let mut resp = uapi::ib_uverbs_post_send_resp { bad_wr: 0 };
-        let hdr = uapi::ib_uverbs_cmd_hdr {
-            command: uapi::IB_USER_VERBS_CMD_POST_SEND,
-            in_words: 8,
-            out_words: 1,
-        };
-        let req = uapi::ib_uverbs_post_send {
-            response: std::ptr::addr_of_mut!(resp) as u64,
-            qp_handle,
-            wr_count: 0,
-            sge_count: 0,
-            // sizeof(struct ibv_send_wr): the kernel checks it is at least its own send WR's size even
-            // when no WR follows.
-            wqe_size: 128,
-        };
-        let mut cmd = [0u8; 32];
-        cmd[..8].copy_from_slice(hdr.as_bytes());
-        cmd[8..].copy_from_slice(req.as_bytes());
-        // SAFETY: the only user pointer in the command is `response`, which points to `resp`, a live
-        // 4-byte `ib_uverbs_post_send_resp` (out_words = 1).
-        let n = unsafe { self.file.write(&cmd) }.map_err(|e| Error::kernel(Verb::PostSend, e))?;
-        if n != cmd.len() {
-            return Err(Error::Protocol {
-                verb: Verb::PostSend,
-                what: format!("the doorbell write took {n} of {} bytes", cmd.len()),
-            });
+        self.ring_send_doorbell(&SendDoorbell::new(qp_handle))
+    }
+
+    /// [`post_send_doorbell`](Channel::post_send_doorbell) with a command built beforehand (once
+    /// per queue pair): the `write()` alone.
+    #[inline]
+    pub fn ring_send_doorbell(&self, db: &SendDoorbell) -> Result<()> {
+        // SAFETY: the only user pointer in the command is `response`, which points to `db.resp`, a
+        // live 4-byte `ib_uverbs_post_send_resp` (out_words = 1) that no Rust code reads as plain
+        // memory (an atomic, which the kernel may store to during any poster's call).
+        let n =
+            unsafe { self.file.write(&db.cmd) }.map_err(|e| Error::kernel(Verb::PostSend, e))?;
+        if n != db.cmd.len() {
+            return Err(short_doorbell(n));
         }
         Ok(())
     }
@@ -761,6 +749,52 @@ impl LegacyWrite {
         // long as the output the header announces (null when none is announced); any other address
         // in the command is valid by this function's contract.
         unsafe { file.write(&self.bytes) }
+    }
+}
+
+/// A send doorbell of one queue pair, built once: the 32-byte `POST_SEND` command with no work
+/// requests (which tells the kernel to process the send queue: rxe's `post_send_db`), and the
+/// answer it points to. Boxed, so that the pointer in the command stays valid.
+#[derive(Debug)]
+pub struct SendDoorbell {
+    cmd: [u8; 32],
+    /// The kernel's `ib_uverbs_post_send_resp` (`bad_wr`, always 0 here), written by the kernel
+    /// during every doorbell and never read.
+    resp: std::sync::atomic::AtomicU32,
+}
+
+impl SendDoorbell {
+    /// The doorbell of the queue pair `qp_handle`.
+    pub fn new(qp_handle: u32) -> Box<SendDoorbell> {
+        let mut db = Box::new(SendDoorbell {
+            cmd: [0; 32],
+            resp: std::sync::atomic::AtomicU32::new(0),
+        });
+        let hdr = uapi::ib_uverbs_cmd_hdr {
+            command: uapi::IB_USER_VERBS_CMD_POST_SEND,
+            in_words: 8,
+            out_words: 1,
+        };
+        let req = uapi::ib_uverbs_post_send {
+            response: db.resp.as_ptr() as u64,
+            qp_handle,
+            wr_count: 0,
+            sge_count: 0,
+            // sizeof(struct ibv_send_wr): the kernel checks it is at least its own send WR's size even
+            // when no WR follows.
+            wqe_size: 128,
+        };
+        db.cmd[..8].copy_from_slice(hdr.as_bytes());
+        db.cmd[8..].copy_from_slice(req.as_bytes());
+        db
+    }
+}
+
+#[cold]
+fn short_doorbell(n: usize) -> Error {
+    Error::Protocol {
+        verb: Verb::PostSend,
+        what: format!("the doorbell write took {n} of 32 bytes"),
     }
 }
 

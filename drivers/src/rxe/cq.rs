@@ -1,12 +1,12 @@
 //! rxe completion queues: the kernel writes `struct ib_uverbs_wc` records into a shared ring and we
 //! read them without a system call.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
-use super::queue::Queue;
+use super::queue::{Queue, RingLock};
 use crate::backend::{CqBackend, CqInit};
 use crate::error::{Result, Verb};
 use crate::ucontext::Ucontext;
@@ -21,7 +21,7 @@ pub struct RxeCq {
     queue: Queue,
     /// Serialises consumers: the consumer index is ours alone, and two pollers must not hand out the
     /// same completion.
-    lock: Mutex<()>,
+    lock: RingLock,
 }
 
 impl RxeCq {
@@ -49,7 +49,7 @@ impl RxeCq {
             handle,
             entries: entries.min(queue.capacity()),
             queue,
-            lock: Mutex::new(()),
+            lock: RingLock::default(),
         })
     }
 
@@ -78,10 +78,7 @@ impl RxeCq {
         if q.own_consumer() == q.load_producer() {
             return 0;
         }
-        let _guard = self
-            .lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _guard = self.lock.lock();
         let producer = q.load_producer();
         let mut consumer = q.own_consumer();
         let mut n = 0;

@@ -5,14 +5,15 @@
 //! index once, then rings the doorbell: one `POST_SEND` write with no work requests.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
 use super::ah::RxeAh;
-use super::queue::Queue;
+use super::queue::{Queue, RingLock};
 use crate::backend::QpBackend;
+use crate::chan::SendDoorbell;
 use crate::cmd::{QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
@@ -35,8 +36,10 @@ pub struct RxeQp {
     sq: Queue,
     rq: Option<Queue>,
     /// Serialises posters on each ring; the producer index is ours alone.
-    sq_lock: Mutex<()>,
-    rq_lock: Mutex<()>,
+    sq_lock: RingLock,
+    rq_lock: RingLock,
+    /// The send doorbell's command, built at creation.
+    doorbell: Box<SendDoorbell>,
     /// The state as of the last successful modify (the kernel may since have moved it to ERR).
     state: AtomicU8,
     max_send_sge: u32,
@@ -111,14 +114,16 @@ impl RxeQp {
                 return Err(e);
             }
         };
+        let doorbell = SendDoorbell::new(created.handle);
         Ok(RxeQp {
             ctx: Arc::clone(ctx),
             created,
             qp_type: init.qp_type,
             sq,
             rq,
-            sq_lock: Mutex::new(()),
-            rq_lock: Mutex::new(()),
+            sq_lock: RingLock::default(),
+            rq_lock: RingLock::default(),
+            doorbell,
             state: AtomicU8::new(state::RESET),
             max_send_sge: cap.max_send_sge,
             max_inline: cap.max_inline_data,
@@ -260,7 +265,7 @@ impl RxeQp {
         let mut failure = None;
         let mut posted = 0;
         {
-            let _guard = self.sq_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let _guard = self.sq_lock.lock();
             let q = &self.sq;
             let mut producer = q.own_producer();
             let mut consumer = q.load_consumer();
@@ -308,7 +313,7 @@ impl RxeQp {
             })
         );
         if posted > 0 || full {
-            if let Err(error) = self.ctx.channel().post_send_doorbell(self.created.handle) {
+            if let Err(error) = self.ctx.channel().ring_send_doorbell(&self.doorbell) {
                 return Err(PostError {
                     index: posted,
                     error,
@@ -350,7 +355,7 @@ impl RxeQp {
             });
         }
         let posted = {
-            let _guard = self.rq_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let _guard = self.rq_lock.lock();
             // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
             // contract is this function's.
             unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }

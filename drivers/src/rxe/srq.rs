@@ -6,12 +6,12 @@
 //! responder takes a WQE (and advances the consumer index) when a message starts to arrive, and
 //! reports `SRQ_LIMIT_REACHED` once, disarming the limit, when fewer than the limit remain posted.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
-use super::queue::Queue;
+use super::queue::{Queue, RingLock};
 use crate::backend::SrqBackend;
 use crate::cmd::srq::{attr_mask, SrqCreated, SrqInit};
 use crate::error::{Error, Result, Verb};
@@ -28,7 +28,7 @@ pub struct RxeSrq {
     created: SrqCreated,
     queue: Queue,
     /// Serialises posters: the producer index is ours alone.
-    lock: Mutex<()>,
+    lock: RingLock,
 }
 
 impl RxeSrq {
@@ -58,7 +58,7 @@ impl RxeSrq {
             ctx: Arc::clone(ctx),
             created,
             queue,
-            lock: Mutex::new(()),
+            lock: RingLock::default(),
         })
     }
 
@@ -139,7 +139,7 @@ impl RxeSrq {
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.lock.lock();
         // SAFETY: the SRQ ring was mapped for max_sge entries per slot; the memory contract is this
         // function's.
         unsafe {
