@@ -17,7 +17,7 @@
 //!   [`mlx5`]: the backends.
 //! * [`verbs`]: the objects the public crate uses, one type per object, dispatching to the backend.
 //!
-//! Each module uses only those above it in this list (and `error`, `barrier`, `mem`, `gid`,
+//! Each module uses only those above it in this list (and `error`, `barrier`, `spin`, `mem`, `gid`,
 //! `qp_state`): the crate is a stack, with no import circle.
 //!
 //! All of the project's `unsafe` code outside the mlx5 model lives in this crate; every block carries
@@ -39,6 +39,7 @@ pub mod mlx5;
 pub mod netlink;
 pub mod qp_state;
 pub mod rxe;
+pub mod spin;
 pub mod sys;
 pub mod ucontext;
 pub mod verbs;

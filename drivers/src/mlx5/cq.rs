@@ -14,7 +14,7 @@
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
@@ -27,6 +27,7 @@ use super::uar::Uars;
 use super::{Mlx5Context, Resource, ResourceTable};
 use crate::backend::{CqBackend, CqInit};
 use crate::error::{Error, Result, Verb};
+use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wc::WorkCompletion;
 
@@ -128,6 +129,11 @@ struct CqState {
     cq: CqPoller<CqRing>,
     /// An error met after some completions were returned: reported by the next poll.
     error: Option<Error>,
+    /// The queue the last CQE named, and the resource table's generation when it was looked up:
+    /// kept across polls, so that polling one completion at a time does not look the queue up
+    /// (a read lock and a reference count) every time. Dropped when the table changes, and when a
+    /// queue pair cleans this CQ out (it is being destroyed or reset).
+    cached: Option<(WqKey, Resource, u64)>,
 }
 
 /// What a CQ shares with the queue pairs that complete on it (they clean it out when reset or
@@ -135,19 +141,20 @@ struct CqState {
 #[derive(Debug)]
 pub(crate) struct CqShared {
     cqn: u32,
-    state: Mutex<CqState>,
+    state: SpinMutex<CqState>,
     dbrec: super::buf::Dbrec,
 }
 
 impl CqShared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, CqState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> crate::spin::SpinGuard<'_, CqState> {
+        self.state.lock()
     }
 
     /// Removes the CQEs `remove` selects (a queue pair's, when it is reset or destroyed) and tells
     /// the device about the freed entries.
     pub(crate) fn clean(&self, remove: impl FnMut(&Cqe64) -> bool) {
         let mut st = self.lock();
+        st.cached = None;
         if st.cq.clean(remove) > 0 {
             st.cq.update_consumer_index(&mut &self.dbrec);
         }
@@ -234,7 +241,11 @@ impl Mlx5Cq {
             entries: granted,
             shared: Arc::new(CqShared {
                 cqn: resp.cqn,
-                state: Mutex::new(CqState { cq, error: None }),
+                state: SpinMutex::new(CqState {
+                    cq,
+                    error: None,
+                    cached: None,
+                }),
                 dbrec,
             }),
             uars,
@@ -273,9 +284,13 @@ impl Mlx5Cq {
             return Err(e);
         }
         let start = st.cq.consumer_index();
+        let generation = m.resources.generation();
         let mut target = Resolver {
             table: &m.resources,
-            last: None,
+            last: st
+                .cached
+                .take()
+                .and_then(|(k, r, g)| (g == generation).then_some((k, r))),
         };
         let mut n = 0;
         let mut error = None;
@@ -296,6 +311,7 @@ impl Mlx5Cq {
         if st.cq.consumer_index() != start {
             st.cq.update_consumer_index(&mut &self.shared.dbrec);
         }
+        st.cached = target.last.map(|(k, r)| (k, r, generation));
         match error {
             Some(e) if n == 0 => Err(e),
             Some(e) => {

@@ -37,6 +37,7 @@ pub mod uar;
 pub mod wqe;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use uverbs_uapi as uapi;
@@ -225,11 +226,26 @@ struct Tables {
 #[derive(Debug, Default)]
 pub(crate) struct ResourceTable {
     inner: RwLock<Tables>,
+    /// Counts the changes to the table (each insert and removal, made under its write lock), so
+    /// that a CQ may keep what it last looked up across polls while the count is unchanged.
+    generation: AtomicU64,
 }
 
 impl ResourceTable {
+    /// The tables, to change. The generation moves on under the write lock, before the change:
+    /// whoever read the generation and then looked something up either saw the change or will
+    /// find the generation moved.
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Tables> {
-        self.inner.write().unwrap_or_else(|p| p.into_inner())
+        let t = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        t
+    }
+
+    /// The number of changes so far: what [`ResourceTable::lookup`] answered after this returned
+    /// `g` stays the answer while this still returns `g`.
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// A free user index, reserved until [`ResourceTable::insert`] or [`ResourceTable::remove`].

@@ -18,7 +18,7 @@
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::byteorder::big_endian::U32;
@@ -40,6 +40,7 @@ use crate::barrier;
 use crate::cmd::{QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
 use crate::qp_state::state;
+use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wr::{PostError, RecvWr, SendWr, MAX_MESSAGE};
 
@@ -413,8 +414,8 @@ impl RecvQueue {
 /// What a QP shares with the CQs that complete its work requests.
 #[derive(Debug)]
 pub(crate) struct QpShared {
-    sq: Option<Mutex<SendQueue<SqRing>>>,
-    rq: Option<Mutex<RecvQueue>>,
+    sq: Option<SpinMutex<SendQueue<SqRing>>>,
+    rq: Option<SpinMutex<RecvQueue>>,
     srq: Option<Arc<SrqShared>>,
     dbrec: Dbrec,
     /// The RQ and SQ memory (`sq`, `rq` point into it).
@@ -434,16 +435,12 @@ impl QpShared {
         }
     }
 
-    fn sq(&self) -> Option<std::sync::MutexGuard<'_, SendQueue<SqRing>>> {
-        self.sq
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    fn sq(&self) -> Option<crate::spin::SpinGuard<'_, SendQueue<SqRing>>> {
+        self.sq.as_ref().map(|m| m.lock())
     }
 
-    fn rq(&self) -> Option<std::sync::MutexGuard<'_, RecvQueue>> {
-        self.rq
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    fn rq(&self) -> Option<crate::spin::SpinGuard<'_, RecvQueue>> {
+        self.rq.as_ref().map(|m| m.lock())
     }
 
     /// Retires the send WQE a completion names, and the unsignaled ones before it.
@@ -589,14 +586,14 @@ impl Mlx5Qp {
                 sq_sig_all: init.sq_sig_all,
             };
             match SendQueue::new(ring, cfg) {
-                Ok(sq) => Some(Mutex::new(sq)),
+                Ok(sq) => Some(SpinMutex::new(sq)),
                 Err(e) => return Err(fail(e, buf, dbrec)),
             }
         } else {
             None
         };
         let rq = (sizes.rq_wqe_cnt > 0).then(|| {
-            Mutex::new(RecvQueue {
+            SpinMutex::new(RecvQueue {
                 ring: base,
                 wqe_cnt: sizes.rq_wqe_cnt,
                 shift: sizes.rq_wqe_shift,
@@ -780,7 +777,7 @@ impl Mlx5Qp {
         }
         if posted > 0 {
             let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
-            let mut bf = reg.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut bf = reg.state.lock();
             // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
             // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
             // `ring_doorbell` writes this queue pair's doorbell and WQE, whose requests `post_send`'s

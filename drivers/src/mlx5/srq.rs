@@ -14,7 +14,7 @@
 //! command carries the rounded-up scatter count, as rdma-core's does.
 
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::byteorder::big_endian::{U16, U32};
@@ -28,6 +28,7 @@ use crate::backend::SrqBackend;
 use crate::barrier;
 use crate::cmd::srq::{attr_mask, SrqCreated, SrqInit};
 use crate::error::{Error, Result, Verb};
+use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wr::{PostError, RecvWr, MAX_MESSAGE};
 
@@ -117,7 +118,7 @@ struct SrqState {
 pub(crate) struct SrqShared {
     sizes: SrqSizes,
     ring: NonNull<u8>,
-    state: Mutex<SrqState>,
+    state: SpinMutex<SrqState>,
     dbrec: Dbrec,
     _buf: DmaBuf,
 }
@@ -129,8 +130,8 @@ unsafe impl Send for SrqShared {}
 unsafe impl Sync for SrqShared {}
 
 impl SrqShared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SrqState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> crate::spin::SpinGuard<'_, SrqState> {
+        self.state.lock()
     }
 
     fn wqe(&self, index: u32) -> *mut u8 {
@@ -281,7 +282,7 @@ impl Mlx5Srq {
         let shared = SrqShared {
             sizes,
             ring,
-            state: Mutex::new(SrqState {
+            state: SpinMutex::new(SrqState {
                 head: 0,
                 tail: sizes.wqe_cnt - 1,
                 counter: 0,
@@ -505,7 +506,7 @@ mod tests {
         let s = SrqShared {
             sizes,
             ring: NonNull::new(buf.as_ptr()).unwrap(),
-            state: Mutex::new(SrqState {
+            state: SpinMutex::new(SrqState {
                 head: 0,
                 tail: sizes.wqe_cnt - 1,
                 counter: 0,

@@ -15,13 +15,13 @@
 //! All stores to these pages are MMIO: volatile 64-bit stores ([`MmioWriter`]).
 
 use std::ptr::NonNull;
-use std::sync::Mutex;
 
 use uverbs_uapi as uapi;
 
 use super::doorbell::{BlueFlameReg, UarWriter, BF_OFFSET};
 use crate::chan::Channel;
 use crate::error::{Error, Result, Verb};
+use crate::spin::SpinMutex;
 
 /// The device's UAR granule (`MLX5_ADAPTER_PAGE_SIZE`): UARs inside a system page are this far apart.
 pub const ADAPTER_PAGE_SIZE: usize = 4096;
@@ -198,7 +198,7 @@ pub struct BfReg {
     pub index: u32,
     reg: NonNull<u8>,
     /// Which half is next, whether BlueFlame copies are allowed; locked around each doorbell.
-    pub state: Mutex<BlueFlameReg>,
+    pub state: SpinMutex<BlueFlameReg>,
 }
 
 impl BfReg {
@@ -271,7 +271,7 @@ impl Uars {
                 BfReg {
                     index: index as u32,
                     reg: NonNull::new(reg).expect("inside a non-null mapping"),
-                    state: Mutex::new(state),
+                    state: SpinMutex::new(state),
                 }
             })
             .collect();

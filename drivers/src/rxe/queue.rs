@@ -12,7 +12,7 @@
 //! does on its side.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use uverbs_uapi as uapi;
 
@@ -24,44 +24,9 @@ pub const DATA_OFFSET: usize = std::mem::size_of::<uapi::rxe_queue_buf>();
 const PRODUCER_OFFSET: usize = std::mem::offset_of!(uapi::rxe_queue_buf, producer_index);
 const CONSUMER_OFFSET: usize = std::mem::offset_of!(uapi::rxe_queue_buf, consumer_index);
 
-/// The lock of one side of a ring (its posters): a spin lock, as rdma-core's providers take
-/// (`pthread_spin_lock`). It guards a few dozen stores into the ring and the publication of the
-/// producer index, never a system call, so a waiter spins briefly; the uncontended path is one
-/// compare-and-swap and one store, where `std::sync::Mutex` also checks for poisoning twice. There
-/// is nothing to poison: the ring's state becomes visible only when the producer index is published,
-/// as the last step under the lock.
-#[derive(Debug, Default)]
-pub struct RingLock(AtomicBool);
-
-/// A held [`RingLock`]; released when dropped (also on unwinding).
-#[derive(Debug)]
-pub struct RingGuard<'a>(&'a AtomicBool);
-
-impl RingLock {
-    /// Takes the lock, spinning while another poster holds it.
-    #[inline]
-    pub fn lock(&self) -> RingGuard<'_> {
-        // Acquire: what the previous holder wrote under the lock is visible to this one.
-        while self
-            .0
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.0.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        }
-        RingGuard(&self.0)
-    }
-}
-
-impl Drop for RingGuard<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        // Release: what this holder wrote is visible to the next one.
-        self.0.store(false, Ordering::Release);
-    }
-}
+/// The lock of one side of a ring (its posters, or its pollers): it guards the ring's slots and
+/// our index, which are reached through raw pointers, so it holds no data of its own.
+pub type RingLock = crate::spin::SpinMutex<()>;
 
 /// A mapped rxe queue.
 #[derive(Debug)]
@@ -290,33 +255,5 @@ mod tests {
         assert_eq!(DATA_OFFSET, 384);
         assert_eq!(PRODUCER_OFFSET, 128);
         assert_eq!(CONSUMER_OFFSET, 256);
-    }
-
-    #[test]
-    fn ring_lock_excludes() {
-        // A read-modify-write split into a load and a store loses increments unless the lock
-        // keeps the posters apart; with it, none is lost. The guard releases on unwinding too.
-        let lock = RingLock::default();
-        let count = AtomicU32::new(0);
-        let (threads, each) = if cfg!(miri) { (3, 20) } else { (4, 20_000) };
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    for _ in 0..each {
-                        let _g = lock.lock();
-                        let v = count.load(Ordering::Relaxed);
-                        std::hint::spin_loop();
-                        count.store(v + 1, Ordering::Relaxed);
-                    }
-                });
-            }
-        });
-        assert_eq!(count.load(Ordering::Relaxed), threads * each);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _g = lock.lock();
-            panic!("poster panics holding the lock");
-        }));
-        assert!(r.is_err());
-        drop(lock.lock());
     }
 }
