@@ -22,6 +22,14 @@
 //! checksum of what they left (ring, register, doorbell record; for polls the completions), and the
 //! bench refuses to report if they differ.
 //!
+//! Two more columns count whole provider paths on the mlx5 model, each as `(Ir(2M) - Ir(M)) / M`
+//! of one post or one poll: rdma-core's own libmlx5 (`ibv_post_send` / `ibv_poll_cq`, through the
+//! preload library: `libmlx5_loop.c`, `UVERBS_PRELOAD_LIB`), and the same operations through
+//! uverbs' public API (`QueuePair::post_send_list` / `CompletionQueue::poll`: the root crate's
+//! `benches/api_loop.rs`, whose executable `benches/mlx5-micro` builds and names in
+//! `UVERBS_API_LOOP`), with the ratio of the two. Both loops print a checksum of the completions
+//! they took; a difference is reported.
+//!
 //! Run it with `benches/mlx5-micro [--quick]` at the repository root (or
 //! `cargo bench -p uverbs-drivers --bench mlx5_wqe -- [--quick]`). Options: `--quick` (CI: a
 //! smaller run, under a minute), `--json PATH` (default `target/bench/mlx5-micro.json`),
@@ -571,6 +579,13 @@ struct Row {
     c_ir: Option<(u64, u64)>,
     /// rdma-core's libmlx5 (`ibv_post_send` / `ibv_poll_cq`) on the model: Ir of M and 2M.
     libmlx5_ir: Option<(u64, u64)>,
+    /// The checksums of those two runs.
+    libmlx5_sums: Option<(u64, u64)>,
+    /// uverbs' public API (`QueuePair::post_send_list` / `CompletionQueue::poll`) on the model:
+    /// Ir of M and 2M.
+    api_ir: Option<(u64, u64)>,
+    /// The checksums of those two runs.
+    api_sums: Option<(u64, u64)>,
 }
 
 fn main() {
@@ -701,6 +716,54 @@ fn libmlx5_loop() -> Option<(PathBuf, PathBuf)> {
             None
         }
     }
+}
+
+/// The program posting and polling through uverbs' public API on the model (`benches/api_loop.rs`
+/// of the root crate, which `benches/mlx5-micro` builds and names in `UVERBS_API_LOOP`), or why
+/// there is none.
+fn api_loop() -> Result<PathBuf, String> {
+    let Some(bin) = std::env::var_os("UVERBS_API_LOOP").map(PathBuf::from) else {
+        return Err(
+            "UVERBS_API_LOOP is unset (benches/mlx5-micro builds the root crate's bench \
+                    api_loop and sets it)"
+                .into(),
+        );
+    };
+    if bin.is_file() {
+        Ok(bin)
+    } else {
+        Err(format!("{} is missing", bin.display()))
+    }
+}
+
+/// Callgrind's `Ir` of one of the provider loops (`libmlx5_loop`, `api_loop`: `post KIND N` counted
+/// in `toggles[0]`, `poll poll_cqe N` in `toggles[1]`) for every kind, with `m` and `2m`
+/// operations, and the runs' checksums: `((Ir(m), Ir(2m)), (checksum(m), checksum(2m)))`.
+fn count_loop(
+    bin: &Path,
+    preload: Option<&Path>,
+    toggles: [&str; 2],
+    name: &str,
+    dir: &Path,
+    m: u64,
+) -> Vec<((u64, u64), (u64, u64))> {
+    Kind::ALL
+        .iter()
+        .map(|kind| {
+            let (how, toggle) = if *kind == Kind::PollCqe {
+                ("poll", toggles[1])
+            } else {
+                ("post", toggles[0])
+            };
+            let run = |n: u64| {
+                let args = [how.to_string(), kind.name().to_string(), n.to_string()];
+                let out = dir.join(format!("{name}.{}.{n}.out", kind.name()));
+                callgrind_ir_of(bin, &args, &out, &[toggle], preload)
+            };
+            let (a, b) = (run(m), run(2 * m));
+            ((a.0, b.0), (a.1, b.1))
+        })
+        .collect()
 }
 
 fn checksum_of(out: &str) -> u64 {
@@ -851,7 +914,13 @@ fn drive(opts: Opts) {
     if opts.callgrind && !valgrind {
         eprintln!("mlx5-micro: valgrind not found; no instruction counts");
     }
-    let mut libmlx5_m = None;
+    // M of the provider loops' counts, and why there is no uverbs API column (if so).
+    let mut loops_m = None;
+    let mut api_missing = Some(if opts.callgrind {
+        "valgrind not found".to_string()
+    } else {
+        "--no-callgrind".to_string()
+    });
     if valgrind {
         eprintln!("mlx5-micro: counting instructions with callgrind");
         let exe = std::env::current_exe().expect("the bench's path");
@@ -906,25 +975,55 @@ fn drive(opts: Opts) {
                 .flat_map(|h| h.join().expect("callgrind worker"))
                 .collect()
         });
-        if let Some((bin, lib)) = libmlx5_loop() {
-            eprintln!("mlx5-micro: counting libmlx5's post and poll on the model");
-            let m = mode.m / 4;
-            for (i, row) in rows.iter_mut().enumerate() {
-                let kind = Kind::ALL[i];
-                let (how, toggle) = if kind == Kind::PollCqe {
-                    ("poll", "poll_one")
-                } else {
-                    ("post", "post_one")
-                };
-                let ir = |n: u64| {
-                    let args = [how.to_string(), kind.name().to_string(), n.to_string()];
-                    let out = dir.join(format!("libmlx5.{}.{n}.out", kind.name()));
-                    callgrind_ir_of(&bin, &args, &out, &[toggle], Some(&lib)).0
-                };
-                row.libmlx5_ir = Some((ir(m), ir(2 * m)));
+        // The provider loops on the model, two at a time: rdma-core's libmlx5 and uverbs' API.
+        let m = mode.m / 4;
+        let libmlx5 = libmlx5_loop();
+        let api = api_loop().map_err(|why| {
+            eprintln!("mlx5-micro: no uverbs API column: {why}");
+            why
+        });
+        match (libmlx5.is_some(), api.is_ok()) {
+            (true, true) => {
+                eprintln!(
+                    "mlx5-micro: counting libmlx5's and uverbs' API's post and poll on the model"
+                )
             }
-            libmlx5_m = Some(m);
+            (true, false) => eprintln!("mlx5-micro: counting libmlx5's post and poll on the model"),
+            (false, true) => {
+                eprintln!("mlx5-micro: counting uverbs' API's post and poll on the model")
+            }
+            (false, false) => {}
         }
+        let (libmlx5_counts, api_counts) = std::thread::scope(|s| {
+            let dir = &dir;
+            let l = s.spawn(|| {
+                libmlx5.as_ref().map(|(bin, lib)| {
+                    count_loop(bin, Some(lib), ["post_one", "poll_one"], "libmlx5", dir, m)
+                })
+            });
+            let a = s.spawn(|| {
+                api.as_ref().ok().map(|bin| {
+                    let toggles = ["*api_loop::post_one*", "*api_loop::poll_one*"];
+                    count_loop(bin, None, toggles, "api", dir, m)
+                })
+            });
+            (
+                l.join().expect("libmlx5 callgrind worker"),
+                a.join().expect("uverbs API callgrind worker"),
+            )
+        });
+        for (i, row) in rows.iter_mut().enumerate() {
+            if let Some(c) = &libmlx5_counts {
+                (row.libmlx5_ir, row.libmlx5_sums) = (Some(c[i].0), Some(c[i].1));
+            }
+            if let Some(c) = &api_counts {
+                (row.api_ir, row.api_sums) = (Some(c[i].0), Some(c[i].1));
+            }
+        }
+        if libmlx5_counts.is_some() || api_counts.is_some() {
+            loops_m = Some(m);
+        }
+        api_missing = api.err();
         for (i, row) in rows.iter_mut().enumerate() {
             let r = &results[6 * i..6 * i + 6];
             let name = Kind::ALL[i].name();
@@ -966,12 +1065,24 @@ fn drive(opts: Opts) {
         mode.m
     );
     println!();
-    if let Some(m) = libmlx5_m {
+    let libmlx5_counted = rows.iter().all(|r| r.libmlx5_ir.is_some());
+    if let Some(m) = loops_m.filter(|_| libmlx5_counted) {
         println!(
             "libmlx5 instr/op: rdma-core's own provider on the mlx5 model (preload library): Ir of \
              one ibv_post_send (locks and the generic post path included) or one ibv_poll_cq of a \
              requester CQE, (Ir(2M) - Ir(M)) / M, M = {m}"
         );
+    }
+    if let Some(m) = loops_m.filter(|_| api_missing.is_none()) {
+        println!(
+            "uverbs API instr/op: the same through uverbs' public API on the model in one process \
+             (benches/api_loop.rs): one QueuePair::post_send_list of one SendRequest, or one \
+             CompletionQueue::poll with room for one completion, (Ir(2M) - Ir(M)) / M, M = {m}; \
+             API/libmlx5: uverbs API instr/op over libmlx5 instr/op"
+        );
+    }
+    if let Some(why) = &api_missing {
+        println!("uverbs API instr/op: n/a: {why}");
     }
     println!();
     println!(
@@ -981,7 +1092,7 @@ fn drive(opts: Opts) {
     );
     println!();
     println!(
-        "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>11} | {:>10} | {:>11} | {:>11} | {:>16} |",
+        "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>11} | {:>10} | {:>11} | {:>11} | {:>16} | {:>19} | {:>11} |",
         "kind",
         "WQE",
         "bbs",
@@ -993,10 +1104,12 @@ fn drive(opts: Opts) {
         "C instr/op",
         "instr ratio",
         "built ratio",
-        "libmlx5 instr/op"
+        "libmlx5 instr/op",
+        "uverbs API instr/op",
+        "API/libmlx5"
     );
     println!(
-        "|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|",
+        "|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|",
         "-".repeat(15),
         "-".repeat(30),
         "-".repeat(5),
@@ -1008,22 +1121,40 @@ fn drive(opts: Opts) {
         "-".repeat(12),
         "-".repeat(13),
         "-".repeat(13),
-        "-".repeat(18)
+        "-".repeat(18),
+        "-".repeat(21),
+        "-".repeat(13)
     );
     let mut json_rows = Vec::new();
     let mut verdicts = Vec::new();
+    // Kinds whose completions differ between libmlx5 and uverbs' API (both on the model).
+    let mut sum_mismatches = Vec::new();
     for (kind, row) in Kind::ALL.iter().zip(&rows) {
         let (rn, cn) = (median(&row.rust_ns), median(&row.c_ns));
         let (ri, bi, ci) = (per_op(row.rust_ir), per_op(row.built_ir), per_op(row.c_ir));
-        let li = row
-            .libmlx5_ir
-            .zip(libmlx5_m)
-            .map(|((a, b), m)| b.saturating_sub(a) as f64 / m as f64);
+        let loop_per_op = |ir: Option<(u64, u64)>| {
+            ir.zip(loops_m)
+                .map(|((a, b), m)| b.saturating_sub(a) as f64 / m as f64)
+        };
+        let (li, ai) = (loop_per_op(row.libmlx5_ir), loop_per_op(row.api_ir));
+        let api_ratio = ai.zip(li).map(|(a, l)| a / l);
+        if let (Some(l), Some(a)) = (row.libmlx5_sums, row.api_sums) {
+            if l != a {
+                sum_mismatches.push(format!(
+                    "{} (libmlx5 {:016x}/{:016x}, uverbs API {:016x}/{:016x})",
+                    kind.name(),
+                    l.0,
+                    l.1,
+                    a.0,
+                    a.1
+                ));
+            }
+        }
         let ns_ratio = rn / cn;
         let ir_ratio = ri.zip(ci).map(|(r, c)| r / c);
         let built_ratio = bi.zip(ci).map(|(r, c)| r / c);
         println!(
-            "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>11} | {:>10} | {:>11} | {:>11} | {:>16} |",
+            "| {:<13} | {:<28} | {:>3} | {:>10} | {:>7} | {:>8} | {:>13} | {:>11} | {:>10} | {:>11} | {:>11} | {:>16} | {:>19} | {:>11} |",
             kind.name(),
             kind.what(),
             if kind.bbs() == 0 {
@@ -1039,7 +1170,9 @@ fn drive(opts: Opts) {
             fmt(ci, 1),
             fmt(ir_ratio, 2),
             fmt(built_ratio, 2),
-            fmt(li, 1)
+            fmt(li, 1),
+            fmt(ai, 1),
+            fmt(api_ratio, 2)
         );
         let verdict = |ratio: Option<f64>| match ratio {
             Some(r) if r <= GOAL_RATIO => "met",
@@ -1074,7 +1207,8 @@ fn drive(opts: Opts) {
              \"rust_built_instr_per_op\": {}, \"built_instr_ratio\": {}, \
              \"c_instr_per_op\": {}, \"instr_ratio\": {}, \"rust_ns_samples\": [{}], \
              \"c_ns_samples\": [{}], \"rust_ir_m_2m\": {}, \"c_ir_m_2m\": {}, \
-             \"libmlx5_instr_per_op\": {}, \"libmlx5_ir_m_2m\": {}}}",
+             \"libmlx5_instr_per_op\": {}, \"libmlx5_ir_m_2m\": {}, \
+             \"api_instr_per_op\": {}, \"api_ir_m_2m\": {}, \"api_libmlx5_ratio\": {}}}",
             kind.name(),
             kind.what(),
             kind.bbs(),
@@ -1092,7 +1226,26 @@ fn drive(opts: Opts) {
             ir_json(row.c_ir),
             num(li),
             ir_json(row.libmlx5_ir),
+            num(ai),
+            ir_json(row.api_ir),
+            num(api_ratio),
         ));
+    }
+    if rows
+        .iter()
+        .all(|r| r.libmlx5_sums.is_some() && r.api_sums.is_some())
+    {
+        println!();
+        if sum_mismatches.is_empty() {
+            println!(
+                "libmlx5 and uverbs' API took the same completions (checksums) for every kind"
+            );
+        } else {
+            println!(
+                "WARNING: libmlx5 and uverbs' API took different completions: {}",
+                sum_mismatches.join("; ")
+            );
+        }
     }
     println!();
     println!("goal (issue 17: instructions <= {GOAL_RATIO} x the C loop's, per kind):");
