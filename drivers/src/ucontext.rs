@@ -69,6 +69,7 @@ impl Ucontext {
     }
 
     /// The command channel.
+    #[inline]
     pub fn channel(&self) -> &Channel {
         &self.chan
     }

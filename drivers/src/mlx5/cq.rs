@@ -146,6 +146,7 @@ pub(crate) struct CqShared {
 }
 
 impl CqShared {
+    #[inline]
     fn lock(&self) -> crate::spin::SpinGuard<'_, CqState> {
         self.state.lock()
     }
@@ -383,6 +384,7 @@ struct Resolver<'t> {
 }
 
 impl Resolver<'_> {
+    #[inline]
     fn get(&mut self, key: WqKey) -> Option<&Resource> {
         if self.last.as_ref().is_none_or(|(k, _)| *k != key) {
             let r = self.table.lookup(key)?;
@@ -393,6 +395,7 @@ impl Resolver<'_> {
 }
 
 impl CompletionTarget for Resolver<'_> {
+    #[inline]
     fn retire_send(&mut self, key: WqKey, wqe_counter: u16) -> Option<Retired> {
         match self.get(key)? {
             Resource::Qp(qp) => qp.retire_send(wqe_counter),
@@ -400,6 +403,7 @@ impl CompletionTarget for Resolver<'_> {
         }
     }
 
+    #[inline]
     fn retire_recv(&mut self, key: WqKey, cqe: &Cqe64) -> Option<u64> {
         match self.get(key)? {
             Resource::Qp(qp) => qp.retire_recv(cqe),

@@ -44,6 +44,7 @@ pub trait CompletionTarget {
 }
 
 impl<B: AsRef<[u8]>> CompletionTarget for SendQueue<B> {
+    #[inline]
     fn retire_send(&mut self, key: WqKey, wqe_counter: u16) -> Option<Retired> {
         let cfg = self.config();
         let ours = match key {

@@ -435,21 +435,25 @@ impl QpShared {
         }
     }
 
+    #[inline]
     fn sq(&self) -> Option<crate::spin::SpinGuard<'_, SendQueue<SqRing>>> {
         self.sq.as_ref().map(|m| m.lock())
     }
 
+    #[inline]
     fn rq(&self) -> Option<crate::spin::SpinGuard<'_, RecvQueue>> {
         self.rq.as_ref().map(|m| m.lock())
     }
 
     /// Retires the send WQE a completion names, and the unsignaled ones before it.
+    #[inline]
     pub(crate) fn retire_send(&self, wqe_counter: u16) -> Option<Retired> {
         self.sq()?.retire(wqe_counter)
     }
 
     /// The `wr_id` of the receive a completion names: the SRQ's WQE it names, or the oldest of the
     /// receive queue.
+    #[inline]
     pub(crate) fn retire_recv(&self, cqe: &Cqe64) -> Option<u64> {
         match &self.srq {
             Some(srq) => srq.complete(cqe.wqe_counter.get()),
@@ -667,6 +671,7 @@ impl Mlx5Qp {
     }
 
     /// The state as of the last successful [`Mlx5Qp::modify`].
+    #[inline]
     pub fn state(&self) -> u8 {
         self.state.load(Ordering::Acquire)
     }

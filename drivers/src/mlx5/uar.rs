@@ -217,6 +217,7 @@ impl BfReg {
     /// * write only doorbells and WQEs of a queue pair it owns, for work requests whose memory
     ///   keeps the post contract (valid, and not referenced in conflicting ways, until their
     ///   completion is polled).
+    #[inline]
     pub unsafe fn writer(&self, bf_reg_size: usize) -> MmioWriter {
         // SAFETY: the register's `bf_reg_size` bytes (the layout's, by this function's contract)
         // lie in a UAR page `Uars` mapped and keeps mapped while the writer is used (contract); the
@@ -283,11 +284,13 @@ impl Uars {
     }
 
     /// The layout.
+    #[inline]
     pub fn layout(&self) -> &UarLayout {
         &self.layout
     }
 
     /// BlueFlame register `index`, if it exists.
+    #[inline]
     pub fn bfreg(&self, index: u32) -> Option<&BfReg> {
         self.bfregs.get(index as usize)
     }
