@@ -248,7 +248,30 @@ impl QueuePair<'_> {
     /// completion has been polled (or, for an unsignaled one, a later request's). Inline data needs
     /// nothing: it is copied during the call.
     #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
+    #[inline]
     pub unsafe fn post_send_list(&self, requests: &[SendRequest<'_>]) -> Result<(), PostFailure> {
+        // The common case, a connected queue pair and no window bound: straight to the backend.
+        if self.inner.qp_type != uapi::IB_UVERBS_QPT_UD && requests.iter().all(|r| r.mw.is_none()) {
+            // SAFETY: the requests' memory is covered by this function's contract.
+            return match unsafe { self.inner.imp.post_send(requests) } {
+                Ok(()) => Ok(()),
+                Err(e) => Err(PostFailure::from(e)),
+            };
+        }
+        // SAFETY: the same contract, passed on.
+        unsafe { self.post_send_list_checked(requests) }
+    }
+
+    /// `post_send_list` for datagrams and window binds, which the API checks first.
+    ///
+    /// # Safety
+    /// As [`QueuePair::post_send_list`].
+    #[allow(unsafe_code)]
+    #[inline(never)]
+    unsafe fn post_send_list_checked(
+        &self,
+        requests: &[SendRequest<'_>],
+    ) -> Result<(), PostFailure> {
         let (requests, refused) = if self.inner.qp_type == uapi::IB_UVERBS_QPT_UD {
             self.check_datagrams(requests)
         } else {
