@@ -280,18 +280,16 @@ impl Mlx5Cq {
     #[inline]
     pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
         let m = &self.m;
-        let mut st = self.shared.lock();
+        let mut guard = self.shared.lock();
+        let st = &mut *guard;
         if let Some(e) = st.error.take() {
             return Err(e);
         }
         let start = st.cq.consumer_index();
-        let generation = m.resources.generation();
         let mut target = Resolver {
             table: &m.resources,
-            last: st
-                .cached
-                .take()
-                .and_then(|(k, r, g)| (g == generation).then_some((k, r))),
+            generation: m.resources.generation(),
+            cached: &mut st.cached,
         };
         let mut n = 0;
         let mut error = None;
@@ -312,7 +310,6 @@ impl Mlx5Cq {
         if st.cq.consumer_index() != start {
             st.cq.update_consumer_index(&mut &self.shared.dbrec);
         }
-        st.cached = target.last.map(|(k, r)| (k, r, generation));
         match error {
             Some(e) if n == 0 => Err(e),
             Some(e) => {
@@ -380,17 +377,21 @@ impl Drop for Mlx5Cq {
 /// queue).
 struct Resolver<'t> {
     table: &'t ResourceTable,
-    last: Option<(WqKey, Resource)>,
+    /// The table's generation when this poll began.
+    generation: u64,
+    /// The CQ's [`CqState::cached`].
+    cached: &'t mut Option<(WqKey, Resource, u64)>,
 }
 
 impl Resolver<'_> {
     #[inline]
     fn get(&mut self, key: WqKey) -> Option<&Resource> {
-        if self.last.as_ref().is_none_or(|(k, _)| *k != key) {
+        let hit = matches!(self.cached, Some((k, _, g)) if *k == key && *g == self.generation);
+        if !hit {
             let r = self.table.lookup(key)?;
-            self.last = Some((key, r));
+            *self.cached = Some((key, r, self.generation));
         }
-        self.last.as_ref().map(|(_, r)| r)
+        self.cached.as_ref().map(|(_, r, _)| r)
     }
 }
 
