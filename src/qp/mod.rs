@@ -250,8 +250,19 @@ impl QueuePair<'_> {
     #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
     #[inline]
     pub unsafe fn post_send_list(&self, requests: &[SendRequest<'_>]) -> Result<(), PostFailure> {
-        // The common case, a connected queue pair and no window bound: straight to the backend.
-        if self.inner.qp_type != uapi::IB_UVERBS_QPT_UD && requests.iter().all(|r| r.mw.is_none()) {
+        // The common case, no window bound and (on UD) every datagram fine: straight to the
+        // backend. Otherwise the checked path finds the first request that is not, and says why.
+        let ud = self.inner.qp_type == uapi::IB_UVERBS_QPT_UD;
+        let mtu = if ud { self.datagram_mtu() } else { None };
+        let fine = |r: &SendRequest<'_>| {
+            r.mw.is_none()
+                && (!ud
+                    || r.ah.is_none_or(|ah| {
+                        Arc::ptr_eq(ah.pd_inner(), &self.inner.pd)
+                            && mtu.is_none_or(|m| r.len() <= u64::from(m))
+                    }))
+        };
+        if requests.iter().all(fine) {
             // SAFETY: the requests' memory is covered by this function's contract.
             return match unsafe { self.inner.imp.post_send(requests) } {
                 Ok(()) => Ok(()),
@@ -328,6 +339,18 @@ impl QueuePair<'_> {
         (requests, None, windows)
     }
 
+    /// The largest datagram the port carries: its active MTU as the context saw it when opened
+    /// (the post makes no system call to ask again); `None` if unknown.
+    #[inline]
+    fn datagram_mtu(&self) -> Option<u32> {
+        self.inner
+            .pd
+            .ctx
+            .port1
+            .as_ref()
+            .and_then(|p| p.active_mtu().bytes())
+    }
+
     /// For a UD queue pair: the requests before the first whose address handle is of another
     /// protection domain or whose datagram exceeds the port's MTU (which the kernel would drop
     /// while reporting success), and the error for that one.
@@ -335,9 +358,7 @@ impl QueuePair<'_> {
         &self,
         requests: &'r [SendRequest<'a>],
     ) -> (&'r [SendRequest<'a>], Option<PostFailure>) {
-        // The port as the context saw it when opened: the post makes no system call to ask again.
-        let port = self.inner.pd.ctx.port1.as_ref();
-        let mtu = port.and_then(|p| p.active_mtu().bytes());
+        let mtu = self.datagram_mtu();
         for (index, r) in requests.iter().enumerate() {
             let Some(ah) = r.ah else { continue };
             let what = if !Arc::ptr_eq(ah.pd_inner(), &self.inner.pd) {
