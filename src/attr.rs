@@ -69,7 +69,8 @@ enum_with_unknown! {
 }
 
 impl PortState {
-    /// The name `ibv_port_state_str` gives it.
+    /// The name `ibv_devinfo` prints for it ("PORT_ACTIVE"). (rdma-core's `ibv_port_state_str`
+    /// says "active": [`PortState::verbs_str`].)
     pub fn as_str(self) -> &'static str {
         match self {
             PortState::Nop => "PORT_NOP",
@@ -79,6 +80,20 @@ impl PortState {
             PortState::Active => "PORT_ACTIVE",
             PortState::ActiveDefer => "PORT_ACTIVE_DEFER",
             PortState::Unknown(_) => "invalid state",
+        }
+    }
+
+    /// The name rdma-core's `ibv_port_state_str` gives it ("active"; "unknown" for a value this
+    /// crate does not know).
+    pub fn verbs_str(self) -> &'static str {
+        match self {
+            PortState::Nop => "no state change (NOP)",
+            PortState::Down => "down",
+            PortState::Init => "init",
+            PortState::Armed => "armed",
+            PortState::Active => "active",
+            PortState::ActiveDefer => "active defer",
+            PortState::Unknown(_) => "unknown",
         }
     }
 }
@@ -249,6 +264,30 @@ enum_with_unknown! {
         UsnicUdp = 6,
         /// Unspecified.
         Unspecified = 7,
+    }
+}
+
+impl NodeType {
+    /// The name rdma-core's `ibv_node_type_str` gives it ("InfiniBand channel adapter", "iWARP
+    /// NIC"; "unknown" for a value this crate does not know). Also what `Display` writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeType::Ca => "InfiniBand channel adapter",
+            NodeType::Switch => "InfiniBand switch",
+            NodeType::Router => "InfiniBand router",
+            NodeType::Rnic => "iWARP NIC",
+            NodeType::Usnic => "usNIC",
+            NodeType::UsnicUdp => "usNIC UDP",
+            NodeType::Unspecified => "unspecified",
+            NodeType::Unknown(_) => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for NodeType {
+    /// [`NodeType::as_str`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -176,6 +176,40 @@ impl Context {
         NodeType::from(digits.parse::<u32>().unwrap_or(0))
     }
 
+    /// Entry `index` of `port`'s P_Key table (`ibv_query_pkey`), in host order: `0xffff` is the
+    /// default key, full membership. Read from sysfs (`ports/<port>/pkeys/<index>`) as libibverbs
+    /// reads it: no command to the device. Port 0, or an index past the table, is an
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    pub fn query_pkey(&self, port: u8, index: u16) -> io::Result<u16> {
+        let bad = |what: String| Error::InvalidArgument {
+            verb: Verb::QueryPkey,
+            what,
+        };
+        if port == 0 {
+            return Err(bad("port 0 (ports are numbered from 1)".into()).into());
+        }
+        let rel = format!("ports/{port}/pkeys/{index}");
+        let text = match self.inner.drv.info().sysfs_attr(&rel) {
+            Ok(text) => text,
+            Err(Error::Sysfs { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+                return Err(
+                    bad(format!("P_Key index {index} of port {port}: there is none")).into(),
+                );
+            }
+            Err(e) => return Err(e.into()),
+        };
+        // "0xffff", as the kernel's show_port_pkey prints it.
+        text.strip_prefix("0x")
+            .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+            .ok_or_else(|| {
+                Error::Protocol {
+                    verb: Verb::QueryPkey,
+                    what: format!("sysfs {rel} reads {text:?}, not a P_Key"),
+                }
+                .into()
+            })
+    }
+
     /// The board id from sysfs (`board_id`), where the driver has one (mlx5 does, rxe does not).
     pub fn board_id(&self) -> Option<String> {
         self.inner

@@ -91,6 +91,34 @@ impl AsyncEventKind {
         }
     }
 
+    /// The name rdma-core's `ibv_event_type_str` gives it ("port active", "CQ error"; "unknown"
+    /// for a value this crate does not know). Also what `Display` writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AsyncEventKind::CqErr => "CQ error",
+            AsyncEventKind::QpFatal => "local work queue catastrophic error",
+            AsyncEventKind::QpReqErr => "invalid request local work queue error",
+            AsyncEventKind::QpAccessErr => "local access violation work queue error",
+            AsyncEventKind::CommEst => "communication established",
+            AsyncEventKind::SqDrained => "send queue drained",
+            AsyncEventKind::PathMig => "path migrated",
+            AsyncEventKind::PathMigErr => "path migration request error",
+            AsyncEventKind::DeviceFatal => "local catastrophic error",
+            AsyncEventKind::PortActive => "port active",
+            AsyncEventKind::PortErr => "port error",
+            AsyncEventKind::LidChange => "LID change",
+            AsyncEventKind::PkeyChange => "P_Key change",
+            AsyncEventKind::SmChange => "SM change",
+            AsyncEventKind::SrqErr => "SRQ catastrophic error",
+            AsyncEventKind::SrqLimitReached => "SRQ limit reached",
+            AsyncEventKind::QpLastWqeReached => "last WQE reached",
+            AsyncEventKind::ClientReregister => "client reregistration",
+            AsyncEventKind::GidChange => "GID table change",
+            AsyncEventKind::WqFatal => "WQ fatal",
+            AsyncEventKind::Unknown(_) => "unknown",
+        }
+    }
+
     /// Whether [`AsyncEvent::element`] is a port number.
     pub fn is_port_event(self) -> bool {
         matches!(
@@ -112,6 +140,13 @@ impl From<u32> for AsyncEventKind {
             .ok()
             .and_then(|i| Self::KNOWN.get(i).copied())
             .unwrap_or(AsyncEventKind::Unknown(v))
+    }
+}
+
+impl std::fmt::Display for AsyncEventKind {
+    /// [`AsyncEventKind::as_str`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

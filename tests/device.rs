@@ -250,6 +250,36 @@ fn opening_a_missing_device_is_a_typed_error() {
 }
 
 #[test]
+fn p_keys_read_as_libibverbs_reads_them() {
+    let Some(dev) = any_device("p_keys_read_as_libibverbs_reads_them") else {
+        return;
+    };
+    let ctx = dev.open();
+    let len = ctx.query_port(1).unwrap().pkey_tbl_len();
+    assert!(len >= 1, "a P_Key table of {len} entries");
+    // Entry 0 is the default key, full membership, on every device here; every entry of the
+    // table reads, and agrees with sysfs.
+    assert_eq!(ctx.query_pkey(1, 0).unwrap(), 0xffff);
+    for i in 0..len {
+        let pkey = ctx.query_pkey(1, i).unwrap();
+        let text = sysfs(&dev.device(), &format!("ports/1/pkeys/{i}"));
+        assert_eq!(format!("{pkey:#06x}"), text, "entry {i}");
+    }
+    // Past the table, and port 0: typed errors that name the verb.
+    for (port, index) in [(1, len), (0, 0)] {
+        let err = ctx.query_pkey(port, index).unwrap_err();
+        match err.uverbs_error() {
+            Some(Error::InvalidArgument {
+                verb: Verb::QueryPkey,
+                ..
+            }) => {}
+            other => panic!("port {port} index {index}: got {other:?} ({err})"),
+        }
+        assert!(err.to_string().contains("query P_Key"), "{err}");
+    }
+}
+
+#[test]
 fn a_bad_port_is_a_typed_kernel_error() {
     let Some(name) = test_device("a_bad_port_is_a_typed_kernel_error") else {
         return;

@@ -27,6 +27,8 @@ pub enum Verb {
     QueryDevice,
     /// `QUERY_PORT`.
     QueryPort,
+    /// `ibv_query_pkey`: a port's P_Key table entry, which libibverbs reads from sysfs.
+    QueryPkey,
     /// `QUERY_GID_TABLE`.
     QueryGidTable,
     /// `QUERY_GID_ENTRY`.
@@ -116,6 +118,7 @@ impl fmt::Display for Verb {
             Verb::AsyncEventAlloc => "ASYNC_EVENT_ALLOC",
             Verb::QueryDevice => "QUERY_DEVICE",
             Verb::QueryPort => "QUERY_PORT",
+            Verb::QueryPkey => "query P_Key",
             Verb::QueryGidTable => "QUERY_GID_TABLE",
             Verb::QueryGidEntry => "QUERY_GID_ENTRY",
             Verb::QueryContext => "QUERY_CONTEXT",
