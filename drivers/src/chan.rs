@@ -19,7 +19,7 @@
 //! [`Channel::write_ex`], [`Channel::command`], [`Channel::write_legacy`] — is an `unsafe fn`
 //! with the contract in [`Channel::ioctl`]'s and [`Channel::write`]'s `# Safety` sections, and the
 //! device file itself is not lent out (a `write(2)` on it would bypass both). The commands this
-//! channel builds itself ([`Channel::has_invoke_write`], [`Channel::post_send_doorbell`]) are safe.
+//! channel builds itself ([`Channel::has_invoke_write`], [`Channel::ring_send_doorbell`]) are safe.
 
 use std::marker::PhantomData;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
@@ -628,15 +628,8 @@ impl Channel {
     }
 
     /// The rxe send doorbell: a `POST_SEND` write command with no work requests, which makes the
-    /// kernel look at the queue pair's send ring (rdma-core's `post_send_db`). One `write()` of 32
-    /// bytes built on the stack, never `INVOKE_WRITE`.
-    #[inline]
-    pub fn post_send_doorbell(&self, qp_handle: u32) -> Result<()> {
-        self.ring_send_doorbell(&SendDoorbell::new(qp_handle))
-    }
-
-    /// [`post_send_doorbell`](Channel::post_send_doorbell) with a command built beforehand (once
-    /// per queue pair): the `write()` alone.
+    /// kernel look at the queue pair's send ring (rdma-core's `post_send_db`). One `write()` of the
+    /// 32 bytes [`SendDoorbell`] built when the queue pair was created, never `INVOKE_WRITE`.
     #[inline]
     pub fn ring_send_doorbell(&self, db: &SendDoorbell) -> Result<()> {
         // SAFETY: the only user pointer in the command is `response`, which points to `db.resp`, a
