@@ -236,6 +236,15 @@ impl<'res> QueuePair<'res> {
     }
 }
 
+/// Why a datagram cannot go (the kernel would drop it while reporting success).
+#[derive(Debug, Clone, Copy)]
+enum DatagramFault {
+    /// Its address handle belongs to another protection domain.
+    OtherPd,
+    /// It is longer than the port's MTU (the value).
+    OverMtu(u32),
+}
+
 impl QueuePair<'_> {
     /// Posts a list of send requests and rings the doorbell once (`ibv_post_send` with a chain).
     /// Checked one by one: the first that is invalid, or finds the queue full, stops the post, and
@@ -254,14 +263,8 @@ impl QueuePair<'_> {
         // backend. Otherwise the checked path finds the first request that is not, and says why.
         let ud = self.inner.qp_type == uapi::IB_UVERBS_QPT_UD;
         let mtu = if ud { self.datagram_mtu() } else { None };
-        let fine = |r: &SendRequest<'_>| {
-            r.mw.is_none()
-                && (!ud
-                    || r.ah.is_none_or(|ah| {
-                        Arc::ptr_eq(ah.pd_inner(), &self.inner.pd)
-                            && mtu.is_none_or(|m| r.len() <= u64::from(m))
-                    }))
-        };
+        let fine =
+            |r: &SendRequest<'_>| r.mw.is_none() && (!ud || self.datagram_fault(r, mtu).is_none());
         if requests.iter().all(fine) {
             // SAFETY: the requests' memory is covered by this function's contract.
             return match unsafe { self.inner.imp.post_send(requests) } {
@@ -339,6 +342,19 @@ impl QueuePair<'_> {
         (requests, None, windows)
     }
 
+    /// What is wrong with datagram `r` (sent through an address handle), given the port's `mtu`
+    /// ([`QueuePair::datagram_mtu`]): the check both `post_send_list` paths make.
+    #[inline]
+    fn datagram_fault(&self, r: &SendRequest<'_>, mtu: Option<u32>) -> Option<DatagramFault> {
+        let ah = r.ah?;
+        if !Arc::ptr_eq(ah.pd_inner(), &self.inner.pd) {
+            Some(DatagramFault::OtherPd)
+        } else {
+            mtu.filter(|&m| r.len() > u64::from(m))
+                .map(DatagramFault::OverMtu)
+        }
+    }
+
     /// The largest datagram the port carries: its active MTU as the context saw it when opened
     /// (the post makes no system call to ask again); `None` if unknown.
     #[inline]
@@ -360,13 +376,14 @@ impl QueuePair<'_> {
     ) -> (&'r [SendRequest<'a>], Option<PostFailure>) {
         let mtu = self.datagram_mtu();
         for (index, r) in requests.iter().enumerate() {
-            let Some(ah) = r.ah else { continue };
-            let what = if !Arc::ptr_eq(ah.pd_inner(), &self.inner.pd) {
-                "the address handle belongs to another protection domain".to_string()
-            } else if let Some(mtu) = mtu.filter(|&m| r.len() > u64::from(m)) {
-                format!("a datagram of {} bytes (the port's MTU is {mtu})", r.len())
-            } else {
-                continue;
+            let what = match self.datagram_fault(r, mtu) {
+                None => continue,
+                Some(DatagramFault::OtherPd) => {
+                    "the address handle belongs to another protection domain".to_string()
+                }
+                Some(DatagramFault::OverMtu(mtu)) => {
+                    format!("a datagram of {} bytes (the port's MTU is {mtu})", r.len())
+                }
             };
             let error = Error::InvalidArgument {
                 verb: Verb::PostSend,
