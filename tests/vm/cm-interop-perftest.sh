@@ -14,6 +14,7 @@
 # Environment: UVERBS (default target/debug/uverbs), PT_SRV (default 10.78.0.1), PT_PORT (default
 # 18515; each pair uses its own port from there), EXTRA.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/cm-interop-lib.sh" || exit 2
 
 UVERBS=${UVERBS_BIN:-${UVERBS:-target/debug/uverbs}}
 SRV=${PT_SRV:-10.78.0.1}
@@ -47,13 +48,8 @@ run_pair() {
         >"$d/srv.out" 2>"$d/srv.err" &
     local spid=$!
     # perftest's server listens only after the first sync: give it a moment to come up (the
-    # uverbs client also retries a rejected connect). At most 20 s for a listener to appear.
-    local until=$((SECONDS + 15))
-    while ((SECONDS < until)); do
-        rdma resource show cm_id 2>/dev/null | grep -q LISTEN && break
-        sleep 0.2
-    done
-    sleep 0.5
+    # uverbs client also retries a rejected connect). At most 15 s for a listener to appear.
+    wait_for_listener
     timeout -k 5 "$T" "${cli[@]}" -d rxb -R -p "$port" -s "$size" -n "$iters" "$SRV" \
         >"$d/cli.out" 2>"$d/cli.err"
     local crc=$?

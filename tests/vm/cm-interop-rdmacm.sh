@@ -9,6 +9,7 @@
 # `timeout`; the uverbs side also bounds each phase with --timeout. UVERBS_BIN (or UVERBS) overrides the binary;
 # UVERBS_CM_VERBOSE=1 prints both sides' output for passing pairs too.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/cm-interop-lib.sh" || exit 2
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 UVERBS=${UVERBS_BIN:-${UVERBS:-target/debug/uverbs}}
 A=${UVERBS_CM_SERVER:-10.78.0.1}
@@ -43,12 +44,7 @@ pair() {
     if [[ $name == mckey* || $name == *mckey-sender ]]; then
         sleep 4
     else
-        local until=$((SECONDS + 15))
-        while ((SECONDS < until)); do
-            rdma resource show cm_id 2>/dev/null | grep -q LISTEN && break
-            sleep 0.2
-        done
-        sleep 0.5
+        wait_for_listener
     fi
     timeout -k 5 "$T" "${cli[@]}" >"$co" 2>&1
     local crc=$?

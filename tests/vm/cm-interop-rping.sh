@@ -11,6 +11,7 @@
 # Environment: UVERBS_BIN or UVERBS (default target/debug/uverbs), RPING_SRV / RPING_CLI (default 10.78.0.1 /
 # 10.78.0.2), RPING_PORT (default 7174; each pair uses its own port from there).
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/cm-interop-lib.sh" || exit 2
 
 UVERBS=${UVERBS_BIN:-${UVERBS:-target/debug/uverbs}}
 SRV=${RPING_SRV:-10.78.0.1}
@@ -43,13 +44,8 @@ run_pair() {
     timeout -k 5 "$T" "${srv[@]}" -s -a "$SRV" -p "$port" -S "$size" -C "$COUNT" -v \
         >"$d/srv.out" 2>"$d/srv.err" &
     local spid=$!
-    # Start the client once the server listens (at most 20 s).
-    local until=$((SECONDS + 15))
-    while ((SECONDS < until)); do
-        rdma resource show cm_id 2>/dev/null | grep -q LISTEN && break
-        sleep 0.2
-    done
-    sleep 0.5
+    # Start the client once the server listens (at most 15 s).
+    wait_for_listener
     timeout -k 5 "$T" "${cli[@]}" -c -a "$SRV" -I "$CLI" -p "$port" -S "$size" -C "$COUNT" -v \
         >"$d/cli.out" 2>"$d/cli.err"
     local crc=$?
