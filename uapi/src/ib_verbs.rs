@@ -142,3 +142,13 @@ pub const IBV_WC_WITH_INV: u32 = 1 << 3;
 pub const IB_SRQ_MAX_WR: u32 = 1 << 0;
 /// `enum ib_srq_attr_mask` (`MODIFY_SRQ`): set the limit (`srq_limit`), which arms the limit event.
 pub const IB_SRQ_LIMIT: u32 = 1 << 1;
+
+/// `enum ib_mr_rereg_flags` (`REREG_MR`): change the region's memory (address, length, IOVA).
+pub const IB_MR_REREG_TRANS: u32 = 1 << 0;
+/// `enum ib_mr_rereg_flags` (`REREG_MR`): move the region to another protection domain.
+pub const IB_MR_REREG_PD: u32 = 1 << 1;
+/// `enum ib_mr_rereg_flags` (`REREG_MR`): change the access flags.
+pub const IB_MR_REREG_ACCESS: u32 = 1 << 2;
+
+/// `enum ib_cq_attr_mask` (`EX_MODIFY_CQ`): change the moderation (`cq_count`, `cq_period`).
+pub const IB_CQ_MODERATE: u32 = 1 << 0;

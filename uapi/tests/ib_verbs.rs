@@ -68,6 +68,10 @@ fn table() -> Vec<(i128, &'static str)> {
         IB_WC_WITH_IMM = IBV_WC_WITH_IMM,
         IB_SRQ_MAX_WR = IBV_SRQ_MAX_WR,
         IB_SRQ_LIMIT = IBV_SRQ_LIMIT,
+        IB_MR_REREG_TRANS = IBV_REREG_MR_CHANGE_TRANSLATION,
+        IB_MR_REREG_PD = IBV_REREG_MR_CHANGE_PD,
+        IB_MR_REREG_ACCESS = IBV_REREG_MR_CHANGE_ACCESS,
+        IB_CQ_MODERATE = IBV_CQ_ATTR_MODERATE,
         IBV_WC_GRH = IBV_WC_GRH,
         IBV_WC_WITH_IMM = IBV_WC_WITH_IMM,
         IBV_WC_IP_CSUM_OK = IBV_WC_IP_CSUM_OK,
@@ -96,7 +100,7 @@ fn table() -> Vec<(i128, &'static str)> {
 #[test]
 fn ib_verbs_values_match_libibverbs() {
     let table = table();
-    assert_eq!(table.len(), 75, "entries in the table");
+    assert_eq!(table.len(), 79, "entries in the table");
     common::assert_matches_c(
         "ib_verbs",
         "#include <infiniband/verbs.h>\n",
