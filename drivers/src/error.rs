@@ -43,8 +43,14 @@ pub enum Verb {
     RegMr,
     /// `DEREG_MR` / `MR_DESTROY`.
     DeregMr,
+    /// `REREG_MR`: changing a live region's protection domain, access or memory.
+    ReregMr,
     /// `CREATE_CQ`.
     CreateCq,
+    /// `RESIZE_CQ`.
+    ResizeCq,
+    /// `EX_MODIFY_CQ`: completion moderation.
+    ModifyCq,
     /// `DESTROY_CQ`.
     DestroyCq,
     /// `CREATE_QP`.
@@ -126,7 +132,10 @@ impl fmt::Display for Verb {
             Verb::DeallocPd => "DEALLOC_PD",
             Verb::RegMr => "REG_MR",
             Verb::DeregMr => "DEREG_MR",
+            Verb::ReregMr => "REREG_MR",
             Verb::CreateCq => "CREATE_CQ",
+            Verb::ResizeCq => "RESIZE_CQ",
+            Verb::ModifyCq => "MODIFY_CQ",
             Verb::DestroyCq => "DESTROY_CQ",
             Verb::CreateQp => "CREATE_QP",
             Verb::ModifyQp => "MODIFY_QP",

@@ -178,6 +178,49 @@ impl Ucontext {
         })
     }
 
+    /// `REREG_MR`: changes what `flags` (`IB_MR_REREG_*`) name of region `handle`: its memory
+    /// (`addr`, `len`, `iova`), protection domain (`pd`) and access flags (`access`). Returns the
+    /// new lkey and rkey.
+    ///
+    /// # Safety
+    /// With `IB_MR_REREG_TRANS`, [`Ucontext::reg_mr`]'s contract for the new range, which the
+    /// region then covers instead of the old one (also if the call fails: the kernel may have
+    /// moved the region before failing). Without it, none: the region keeps its memory.
+    #[allow(clippy::too_many_arguments)] // The command's fields, one to one.
+    pub unsafe fn rereg_mr(
+        &self,
+        handle: u32,
+        flags: u32,
+        addr: u64,
+        len: u64,
+        iova: u64,
+        pd: u32,
+        access: u32,
+    ) -> Result<(u32, u32)> {
+        let mut req = uapi::ib_uverbs_rereg_mr::new_zeroed();
+        req.mr_handle = handle;
+        req.flags = flags;
+        req.start = addr;
+        req.length = len;
+        req.hca_va = iova;
+        req.pd_handle = pd;
+        req.access_flags = access;
+        let mut resp = uapi::ib_uverbs_rereg_mr_resp::new_zeroed();
+        // SAFETY: a range the request names is this function's contract; the only output is
+        // `resp`, borrowed for the call.
+        unsafe {
+            self.channel().write(
+                Verb::ReregMr,
+                uapi::IB_USER_VERBS_CMD_REREG_MR,
+                &mut req,
+                &mut resp,
+                &[],
+                &mut [],
+            )
+        }?;
+        Ok((resp.lkey, resp.rkey))
+    }
+
     /// Deregisters a memory region.
     pub fn dereg_mr(&self, handle: u32) -> Result<()> {
         let legacy = (
@@ -288,6 +331,60 @@ impl Ucontext {
         // SAFETY: no driver request, so the command names no user memory but `drv_out` and the
         // outputs `create_cq_with_udata` borrows for the call.
         unsafe { self.create_cq_with_udata(cqe, user_handle, comp_vector, channel, &[], drv_out) }
+    }
+
+    /// `RESIZE_CQ`: room for at least `cqe` completions in CQ `handle`, the pending ones kept;
+    /// returns the entries granted. `drv_out` receives the driver's answer (rxe: where to map the
+    /// new ring).
+    ///
+    /// # Safety
+    /// Any address `drv_in` names (mlx5: the new CQ buffer) must keep
+    /// [`Ucontext::create_cq_with_udata`]'s contract for the CQ's remaining life.
+    pub unsafe fn resize_cq(
+        &self,
+        handle: u32,
+        cqe: u32,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<u32> {
+        let mut req = uapi::ib_uverbs_resize_cq::new_zeroed();
+        req.cq_handle = handle;
+        req.cqe = cqe;
+        let mut resp = uapi::ib_uverbs_resize_cq_resp::new_zeroed();
+        // SAFETY: `resp` and `drv_out` are borrowed for the call; what `drv_in` names is this
+        // function's contract.
+        unsafe {
+            self.channel().write(
+                Verb::ResizeCq,
+                uapi::IB_USER_VERBS_CMD_RESIZE_CQ,
+                &mut req,
+                &mut resp,
+                drv_in,
+                drv_out,
+            )
+        }?;
+        Ok(resp.cqe)
+    }
+
+    /// `EX_MODIFY_CQ`: completion moderation of CQ `handle`, an event after `count` completions
+    /// or `period_us` microseconds, whichever comes first.
+    pub fn modify_cq(&self, handle: u32, count: u16, period_us: u16) -> Result<()> {
+        let mut req = uapi::ib_uverbs_ex_modify_cq::new_zeroed();
+        req.cq_handle = handle;
+        req.attr_mask = uapi::ib_verbs::IB_CQ_MODERATE;
+        req.attr.cq_count = count;
+        req.attr.cq_period = period_us;
+        // SAFETY: the request names no memory and only changes the CQ's event moderation.
+        unsafe {
+            self.channel().write_ex(
+                Verb::ModifyCq,
+                uapi::IB_USER_VERBS_EX_CMD_MODIFY_CQ,
+                &mut req,
+                &mut (),
+                &[],
+                &mut [],
+            )
+        }
     }
 
     /// [`Ucontext::create_cq`] with driver data in both directions: `drv_in` is the driver's request
