@@ -120,3 +120,8 @@ pub(super) fn w_req_notify_cq(_: &File, st: &mut FileState, io: &mut Io) -> Resu
     // mlx5 CQs are armed through their doorbell; the kernel path is not modelled.
     Err(Errno::EOPNOTSUPP)
 }
+
+pub(super) fn w_ex_modify_cq(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
+    let cmd: uapi::ib_uverbs_ex_modify_cq = io.request()?;
+    f.modify_cq(st, &cmd)
+}

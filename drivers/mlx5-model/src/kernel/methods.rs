@@ -10,14 +10,17 @@ use super::context::{
     m_async_event_alloc, m_get_context, m_query_context, w_create_comp_channel, w_get_context,
 };
 use super::cq::{
-    m_cq_create, m_cq_destroy, w_create_cq, w_destroy_cq, w_ex_create_cq, w_req_notify_cq,
+    m_cq_create, m_cq_destroy, w_create_cq, w_destroy_cq, w_ex_create_cq, w_ex_modify_cq,
+    w_req_notify_cq,
 };
 use super::device::{
     m_query_gid_entry, m_query_gid_table, m_query_port, w_ex_query_device, w_query_device,
     w_query_port,
 };
 use super::ioctl::{Access, Bundle, Spec, Ty};
-use super::pd_mr::{m_pd_query, m_query_mr, w_alloc_pd, w_dealloc_pd, w_dereg_mr, w_reg_mr};
+use super::pd_mr::{
+    m_pd_query, m_query_mr, w_alloc_pd, w_dealloc_pd, w_dereg_mr, w_reg_mr, w_rereg_mr,
+};
 use super::qp::{
     m_qp_create, m_qp_destroy, w_attach_mcast, w_create_qp, w_destroy_qp, w_detach_mcast,
     w_ex_create_qp, w_ex_modify_qp, w_modify_qp, w_query_qp,
@@ -125,6 +128,9 @@ pub(super) fn write_method(command: u32) -> Result<WriteDef, Errno> {
                 true,
                 w_ex_modify_qp,
             ),
+            IB_USER_VERBS_EX_CMD_MODIFY_CQ => {
+                i_def(sz::<ib_uverbs_ex_modify_cq>(), false, w_ex_modify_cq)
+            }
             _ => NOTSUPP,
         });
     }
@@ -175,6 +181,13 @@ pub(super) fn write_method(command: u32) -> Result<WriteDef, Errno> {
             true,
             true,
             w_reg_mr,
+        ),
+        IB_USER_VERBS_CMD_REREG_MR => io_def(
+            sz::<ib_uverbs_rereg_mr>(),
+            sz::<ib_uverbs_rereg_mr_resp>(),
+            true,
+            true,
+            w_rereg_mr,
         ),
         IB_USER_VERBS_CMD_DEREG_MR => i_def(sz::<ib_uverbs_dereg_mr>(), false, w_dereg_mr),
         IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL => io_def(
@@ -251,7 +264,7 @@ pub(super) fn write_method(command: u32) -> Result<WriteDef, Errno> {
             true,
             w_destroy_srq,
         ),
-        // ALLOC_MW / DEALLOC_MW (no memory windows on this model), RESIZE_CQ, POLL_CQ, the
+        // ALLOC_MW / DEALLOC_MW (no memory windows on this model), POLL_CQ, the
         // kernel-mediated posts, XRC: the kernel has them, the model does not.
         _ => NOTSUPP,
     })

@@ -61,6 +61,16 @@ pub(super) fn w_reg_mr(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), 
         .inspect_err(|_| undo(f, st, h, uapi::UVERBS_OBJECT_MR))
 }
 
+pub(super) fn w_rereg_mr(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
+    let cmd: uapi::ib_uverbs_rereg_mr = io.request()?;
+    let key = f.rereg_mr(st, &cmd)?;
+    let resp = uapi::ib_uverbs_rereg_mr_resp {
+        lkey: key,
+        rkey: key,
+    };
+    io.response(resp.as_bytes())
+}
+
 pub(super) fn w_dereg_mr(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
     let cmd: uapi::ib_uverbs_dereg_mr = io.request()?;
     f.destroy(st, u64::from(cmd.mr_handle), uapi::UVERBS_OBJECT_MR)

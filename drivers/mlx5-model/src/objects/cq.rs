@@ -111,10 +111,36 @@ impl File {
             Object::Cq(Cq {
                 cqn,
                 users: 0,
+                moderation: (0, 0),
                 _uar: dyn_uar,
             }),
         );
         self.dev.count(Kind::Cq, true);
         Ok((handle, entries as u32 - 1))
+    }
+
+    /// `EX_MODIFY_CQ` (`ib_uverbs_ex_modify_cq`, `mlx5_ib_modify_cq`): the moderation of CQ
+    /// `req.cq_handle`. The period is a 12-bit field of the CQ context (`MLX5_MAX_CQ_PERIOD`).
+    pub(crate) fn modify_cq(
+        &self,
+        st: &mut FileState,
+        req: &uapi::ib_uverbs_ex_modify_cq,
+    ) -> Result<(), Errno> {
+        const MAX_CQ_PERIOD: u16 = (1 << 12) - 1;
+        if req.attr_mask == 0 || req.reserved != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if req.attr_mask > uapi::ib_verbs::IB_CQ_MODERATE {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        self.ctx(st)?;
+        let Some(Object::Cq(cq)) = st.objects.get_mut(&req.cq_handle) else {
+            return Err(Errno::EINVAL);
+        };
+        if req.attr.cq_period > MAX_CQ_PERIOD {
+            return Err(Errno::EINVAL);
+        }
+        cq.moderation = (req.attr.cq_count, req.attr.cq_period);
+        Ok(())
     }
 }

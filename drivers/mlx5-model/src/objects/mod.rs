@@ -68,6 +68,11 @@ pub(super) struct Mr {
     length: u64,
     /// `mr->iova`: the address the region has for the device (`hca_va`).
     iova: u64,
+    /// Where the memory is in the owner's address space (what `REREG_MR` keeps without
+    /// `IB_MR_REREG_TRANS`).
+    host: u64,
+    /// The `IB_UVERBS_ACCESS_*` flags.
+    access: u32,
 }
 
 /// A completion queue.
@@ -75,6 +80,9 @@ pub(super) struct Mr {
 pub(super) struct Cq {
     cqn: u32,
     users: u32,
+    /// Completion moderation (`EX_MODIFY_CQ`): `(cq_count, cq_period)`, as the CQ context holds
+    /// it. Recorded only: the model raises events without coalescing them.
+    moderation: (u16, u16),
     /// The UAR object's page the CQ was created on (kept mapped while the HCA watches it).
     _uar: Option<Arc<DynUar>>,
 }

@@ -102,9 +102,84 @@ impl File {
                 lkey: key,
                 length: req.length,
                 iova: req.hca_va,
+                host: req.start,
+                access: req.access_flags,
             }),
         );
         self.dev.count(Kind::Mr, true);
         Ok((handle, key))
+    }
+
+    /// `REREG_MR`: changes what `req.flags` names (`IB_MR_REREG_TRANS`: the memory,
+    /// `IB_MR_REREG_PD`, `IB_MR_REREG_ACCESS`) of MR `req.mr_handle` in place, keeping its key (as
+    /// mlx5_ib does when it can update the MKey with a UMR). Checked as `ib_uverbs_rereg_mr` and
+    /// `mlx5_ib_rereg_user_mr` check; on any error the region is unchanged.
+    pub(crate) fn rereg_mr(
+        &self,
+        st: &mut FileState,
+        req: &uapi::ib_uverbs_rereg_mr,
+    ) -> Result<u32, Errno> {
+        use uapi::ib_verbs::{IB_MR_REREG_ACCESS, IB_MR_REREG_PD, IB_MR_REREG_TRANS};
+        let supported = IB_MR_REREG_TRANS | IB_MR_REREG_PD | IB_MR_REREG_ACCESS;
+        if req.flags == 0 || req.flags & !supported != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let trans = req.flags & IB_MR_REREG_TRANS != 0;
+        let page = uverbs_drivers::sys::page_size() as u64 - 1;
+        if trans && req.start & page != req.hca_va & page {
+            return Err(Errno::EINVAL);
+        }
+        self.ctx(st)?;
+        let Some(Object::Mr(old)) = st.objects.get(&req.mr_handle) else {
+            return Err(Errno::EINVAL);
+        };
+        let (old_pd, lkey) = (old.pd, old.lkey);
+        let access = if req.flags & IB_MR_REREG_ACCESS != 0 {
+            check_mr_access(req.access_flags)?;
+            req.access_flags
+        } else {
+            old.access
+        };
+        let (host, length, iova) = if trans {
+            if req.length == 0 {
+                return Err(Errno::EINVAL);
+            }
+            (req.start, req.length, req.hca_va)
+        } else {
+            (old.host, old.length, old.iova)
+        };
+        // New memory, or newly writable memory, must be pinnable as such.
+        uaccess::check_pin(host, length, access_writable(access))?;
+        let pd = if req.flags & IB_MR_REREG_PD != 0 {
+            req.pd_handle
+        } else {
+            old_pd
+        };
+        let pdn = Self::pd_of(st, pd)?;
+        self.dev.silicon.reg_mr(MrDesc {
+            lkey,
+            rkey: lkey,
+            pdn,
+            iova,
+            host: host as usize,
+            len: length,
+            access,
+            space: crate::task::space(),
+        });
+        if pd != old_pd {
+            Self::use_obj(st, old_pd, false);
+            Self::use_obj(st, pd, true);
+        }
+        if let Some(Object::Mr(m)) = st.objects.get_mut(&req.mr_handle) {
+            *m = Mr {
+                pd,
+                lkey,
+                length,
+                iova,
+                host,
+                access,
+            };
+        }
+        Ok(lkey)
     }
 }
