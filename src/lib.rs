@@ -81,8 +81,11 @@ pub use ibv::{
     ibv_wr_opcode, wc_status_str, IBV_GID_TYPE_IB, IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2,
     IBV_MTU_1024, IBV_MTU_2048, IBV_MTU_256, IBV_MTU_4096, IBV_MTU_512,
 };
+/// The crate whose `MmapMut` [`ProtectionDomain::register_mapping`] registers, re-exported so that
+/// callers name the same version.
+pub use memmap2;
 pub use mr::MrRange;
-pub use mr::{MemoryRegion, RemoteKey};
+pub use mr::{BorrowedMemoryRegion, MemoryRegion, RawMemoryRegion, Registration, RemoteKey};
 pub use mw::MemoryWindow;
 pub use pd::ProtectionDomain;
 pub use qp::{
@@ -91,6 +94,7 @@ pub use qp::{
 };
 pub use srq::{SharedReceiveQueue, SrqCaps};
 pub use uverbs_drivers::error::{Error, Verb};
+pub use uverbs_drivers::verbs::Iova;
 pub use wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest, Sge, MULTICAST_QPN};
 /// The crate whose [`FromBytes`](zerocopy::FromBytes) and [`IntoBytes`](zerocopy::IntoBytes) a
 /// memory region's element type must implement, re-exported so that bounds can name the same

@@ -11,7 +11,7 @@ use crate::ah::AddressHandle;
 use crate::context::{Context, Inner as CtxInner};
 use crate::cq::CompletionQueue;
 use crate::ibv::{ibv_access_flags, ibv_qp_type};
-use crate::mr::MemoryRegion;
+use crate::mr::{BorrowedMemoryRegion, MemoryRegion, RawMemoryRegion, Registration};
 use crate::mw::MemoryWindow;
 use crate::qp::{AddressVector, QueuePairBuilder};
 use crate::srq::SharedReceiveQueue;
@@ -109,7 +109,51 @@ impl<'ctx> ProtectionDomain<'ctx> {
         data: Vec<T>,
         access: ibv_access_flags,
     ) -> io::Result<MemoryRegion<T>> {
-        MemoryRegion::register(Arc::clone(&self.inner), data, access)
+        self.registration(access).vec(data)
+    }
+
+    /// Registers a slice the caller lends, with `access`, for as long as the region lives: memory
+    /// the program already has, registered in place (see [`BorrowedMemoryRegion`]). An empty slice
+    /// is an error.
+    pub fn register_slice<'a, T: FromBytes + IntoBytes + Copy>(
+        &self,
+        buf: &'a mut [T],
+        access: ibv_access_flags,
+    ) -> io::Result<BorrowedMemoryRegion<'a, T>> {
+        self.registration(access).slice(buf)
+    }
+
+    /// Registers a memory mapping as `T`s, with `access`; the region owns the mapping (huge
+    /// pages, memfd shared memory, a file: see [`Registration::mapping`]).
+    pub fn register_mapping<T: FromBytes + IntoBytes + Copy>(
+        &self,
+        map: memmap2::MmapMut,
+        access: ibv_access_flags,
+    ) -> io::Result<MemoryRegion<T>> {
+        self.registration(access).mapping(map)
+    }
+
+    /// Registers `len` bytes at `addr`, memory the caller manages, with `access`
+    /// ([`Registration::raw`]).
+    ///
+    /// # Safety
+    /// [`Registration::raw`]'s contract: the range stays allocated, mapped and untouched by
+    /// anything the device's accesses would make undefined until the region has been dropped.
+    #[allow(unsafe_code)] // The contract is the caller's; see `Registration::raw`.
+    pub unsafe fn register_raw(
+        &self,
+        addr: *mut u8,
+        len: usize,
+        access: ibv_access_flags,
+    ) -> io::Result<RawMemoryRegion> {
+        // SAFETY: this function's contract.
+        unsafe { self.registration(access).raw(addr, len) }
+    }
+
+    /// Starts a registration with `access`, for what the shortcuts above do not say: where the
+    /// device sees the memory ([`Registration::iova`]: zero-based, or any address).
+    pub fn registration(&self, access: ibv_access_flags) -> Registration {
+        Registration::new(Arc::clone(&self.inner), access)
     }
 
     /// Allocates a type 2 memory window in this domain (`ibv_alloc_mw(pd, IBV_MW_TYPE_2)`): no
@@ -143,5 +187,19 @@ impl<'ctx> ProtectionDomain<'ctx> {
     /// it address a multicast group (send to QPN [`crate::MULTICAST_QPN`]).
     pub fn create_ah(&self, av: &AddressVector) -> io::Result<AddressHandle> {
         AddressHandle::new(self, av)
+    }
+
+    /// An address handle back to the sender of a received UD datagram
+    /// (`ibv_create_ah_from_wc`): `wc` is the receive's completion on `port`, `grh` the first 40
+    /// bytes of its buffer. See [`AddressVector::from_completion`] for what it takes from the
+    /// packet and what it refuses.
+    pub fn create_ah_from_wc(
+        &self,
+        port: u8,
+        wc: &crate::ibv_wc,
+        grh: &[u8],
+    ) -> io::Result<AddressHandle> {
+        let av = AddressVector::from_completion(self.ctx, port, wc, grh)?;
+        AddressHandle::new(self, &av)
     }
 }

@@ -380,6 +380,40 @@ fn lifecycle_memory_regions() {
 }
 
 #[test]
+fn lifecycle_lent_mapped_and_raw_memory_regions() {
+    let Some((_lock, dev)) = device("lifecycle_lent_mapped_and_raw_memory_regions") else {
+        return;
+    };
+    let ctx = dev.open();
+    let pd = ctx.alloc_pd().unwrap();
+    let access = uverbs::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
+        | uverbs::ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
+    let mut buf = vec![0u8; 8192];
+    let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+    churn(&dev, "lent memory region", objects(&["mr"]), |i| {
+        // SAFETY: `churn` drops each region before it makes the next, so this is the only
+        // borrow of `buf` alive, and `buf` outlives them all.
+        let slice = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        pd.register_slice(&mut slice[..4096 + i % 7], access)
+            .unwrap()
+    });
+    churn(&dev, "raw memory region", objects(&["mr"]), |i| {
+        // SAFETY: as above: `buf` outlives every region, and nothing else touches it.
+        unsafe { pd.register_raw(ptr.wrapping_add(i % 64), 4096, access) }.unwrap()
+    });
+    let shows = Shows {
+        maps: true,
+        objects: &["mr"],
+        ..Shows::default()
+    };
+    churn(&dev, "mapped memory region", shows, |i| {
+        let map = uverbs::memmap2::MmapMut::map_anon(4096 * (1 + i % 3)).unwrap();
+        pd.register_mapping::<u64>(map, access).unwrap()
+    });
+    drop(buf);
+}
+
+#[test]
 fn lifecycle_completion_queues() {
     let Some((_lock, dev)) = device("lifecycle_completion_queues") else {
         return;

@@ -34,6 +34,10 @@ fn public_types_are_send_and_sync() {
     send_sync::<MemoryRegion<u8>>();
     send_sync::<MemoryRegion<u64>>();
     send_sync::<MemoryRegion<std::sync::atomic::AtomicU64>>();
+    send_sync::<uverbs::BorrowedMemoryRegion<'static, u64>>();
+    send_sync::<uverbs::RawMemoryRegion>();
+    send_sync::<uverbs::Registration>();
+    send_sync::<uverbs::Iova>();
     // The connection manager.
     send_sync::<cm::EventChannel>();
     send_sync::<cm::CmId>();
@@ -103,6 +107,7 @@ fn public_types_are_send_and_sync() {
 fn memory_regions_follow_their_elements() {
     fn region<T: Send + Sync + Copy + Default>() {
         send_sync::<MemoryRegion<T>>();
+        send_sync::<uverbs::BorrowedMemoryRegion<'static, T>>();
     }
     region::<u8>();
     region::<[u64; 4]>();

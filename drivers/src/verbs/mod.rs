@@ -21,7 +21,7 @@ mod srq;
 
 use std::sync::Arc;
 
-pub use mr::{Mr, Region};
+pub use mr::{Backing, Iova, Mr, Region};
 pub use pd::{Mw, Pd};
 pub use qp::UdAddress;
 

@@ -1,28 +1,73 @@
-//! Memory regions over buffers this module owns, so that registered memory never returns to the
-//! allocator while the kernel may let the device at it.
+//! Memory regions: the kernel's registration ([`Mr`]) and the memory it covers ([`Region`]), which
+//! never goes back to its owner (the allocator, the mapping, the caller) while the kernel may still
+//! let the device at it.
 
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use nix::errno::Errno;
+use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::Pd;
 use crate::cmd::MrKeys;
 use crate::error::{Error, Result, Verb};
-use crate::mem::{self, Allocation};
+use crate::mem::{self, Allocation, Elements};
 
-/// The kernel's registration of a [`Region`]'s buffer, shared with whatever must keep it (a memory
-/// window bound to it).
+/// Whose memory a region covers, and so what happens to it if the kernel refuses to let it go.
+#[derive(Debug)]
+pub enum Backing {
+    /// A vector's heap buffer, taken over from the vector: freed after deregistration, leaked if
+    /// deregistration fails.
+    Heap(Allocation),
+    /// A memory mapping (anonymous, huge pages, shared memory, a file): unmapped after
+    /// deregistration, leaked (left mapped) if deregistration fails.
+    Mapping(memmap2::MmapMut),
+    /// Memory the caller owns (a borrow, or memory registered under an `unsafe` contract). It goes
+    /// back to the caller when the region is dropped, so deregistration must succeed: if the kernel
+    /// refuses for any reason but the device being gone, the process aborts rather than hand back
+    /// memory the device may still write.
+    Foreign,
+}
+
+impl Backing {
+    /// Gives up the memory for good after a failed deregistration (`error`).
+    fn abandon(self, error: &Error) {
+        match self {
+            Backing::Heap(a) => a.leak(),
+            Backing::Mapping(m) => {
+                mem::count_leak(m.len());
+                std::mem::forget(m);
+            }
+            // `EIO`: the device was removed and the kernel destroyed the registration itself
+            // (disassociation), so the device no longer reaches the memory.
+            Backing::Foreign
+                if matches!(
+                    error,
+                    Error::Kernel {
+                        errno: Errno::EIO,
+                        ..
+                    }
+                ) => {}
+            Backing::Foreign => std::process::abort(),
+        }
+    }
+}
+
+/// The kernel's registration of a [`Region`]'s memory, shared with whatever must keep it (a memory
+/// window bound to the region).
 ///
-/// When the last owner drops it, it deregisters; the buffer (handed over by the region when the
-/// region was dropped) is then freed, or, if the kernel refused to deregister (rxe does while a
-/// window is bound), leaked and counted in [`mem::leaked_bytes`]: a peer may still write it.
+/// When the last owner drops it, it deregisters; the memory (handed over by the region when the
+/// region was dropped) then goes back to its owner, or, if the kernel refused to deregister (rxe
+/// does while a window is bound), is given up as [`Backing`] says: a peer may still write it.
 #[derive(Debug)]
 pub struct Mr {
     pd: Arc<Pd>,
     keys: MrKeys,
-    /// The region's buffer once the region itself is gone.
-    memory: Mutex<Option<Allocation>>,
+    /// The region's memory once the region itself is gone.
+    memory: Mutex<Option<Backing>>,
 }
 
 impl Mr {
@@ -32,7 +77,7 @@ impl Mr {
         self.keys
     }
 
-    /// The protection domain it was registered in.
+    /// The protection domain it is registered in.
     pub fn pd(&self) -> &Arc<Pd> {
         &self.pd
     }
@@ -47,61 +92,222 @@ impl Drop for Mr {
             .take();
         if let Err(e) = self.pd.device().ucontext().dereg_mr(self.keys.handle) {
             crate::report_drop_error("memory region", &e);
-            // Still registered: the device may write these pages for a peer. Never free them.
+            // Still registered: the device may write this memory for a peer.
             if let Some(m) = memory {
-                m.leak();
+                m.abandon(&e);
             }
         }
     }
 }
 
-/// A buffer of `T`s registered as a memory region.
-///
-/// The buffer never moves or grows while registered: the region hands out its elements, never the
-/// vector. `T` must be valid for every bit pattern and have no uninitialised bytes
-/// (`FromBytes + IntoBytes`), since the device may write any bytes there and read every byte.
-#[derive(Debug)]
-pub struct Region<T> {
-    data: Vec<T>,
-    mr: Arc<Mr>,
+/// Where the device sees a region's first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Iova {
+    /// At the memory's own address (`ibv_reg_mr`).
+    #[default]
+    Address,
+    /// At its offset within its page, so that the page the region starts in is at 0: a region
+    /// over page-aligned memory starts at 0 (a zero-based region, `ibv_reg_mr_iova(.., 0, ..)`).
+    ZeroBased,
+    /// At this address, which must lie at the same offset within a page as the memory
+    /// (`ibv_reg_mr_iova`): the kernel maps the region by pages.
+    At(u64),
 }
 
-impl<T: FromBytes + IntoBytes> Region<T> {
-    /// `REG_MR` of `data`'s buffer in `pd` with `IB_UVERBS_ACCESS_*` flags `access`. An empty
-    /// buffer (no elements, or zero-sized ones) is refused.
-    pub fn register(pd: &Arc<Pd>, data: Vec<T>, access: u32) -> Result<Region<T>> {
-        let len = std::mem::size_of_val(data.as_slice());
-        if len == 0 {
+impl Iova {
+    /// The IOVA for memory at `addr`, or why there is none.
+    fn resolve(self, addr: u64, verb: Verb) -> Result<u64> {
+        let page_mask = crate::sys::page_size() as u64 - 1;
+        match self {
+            Iova::Address => Ok(addr),
+            Iova::ZeroBased => Ok(addr & page_mask),
+            Iova::At(iova) if iova & page_mask == addr & page_mask => Ok(iova),
+            Iova::At(iova) => Err(Error::InvalidArgument {
+                verb,
+                what: format!(
+                    "IOVA {iova:#x} lies at another offset within a page than the memory \
+                     ({addr:#x}); they must agree in the low {} bits",
+                    page_mask.count_ones()
+                ),
+            }),
+        }
+    }
+}
+
+/// `T`s registered as a memory region, for `'a`: `'static` for memory the region owns (a vector, a
+/// mapping) or holds under an `unsafe` contract, the borrow's lifetime for a slice it was lent
+/// ([`Region::register_slice`]). (A region is invariant behind `&mut`, so a borrowed one cannot
+/// be swapped into the place of a `'static` one and outlive its borrow.)
+///
+/// The elements never move while registered: the region lends them out, never their owner.
+/// `T` must be valid for every bit pattern and have no uninitialised bytes (`FromBytes +
+/// IntoBytes`), since the device may write any bytes there and read every byte.
+#[derive(Debug)]
+pub struct Region<'a, T> {
+    elements: NonNull<T>,
+    len: usize,
+    iova: u64,
+    access: u32,
+    mr: Arc<Mr>,
+    /// The memory's owner, handed to the registration when the region goes.
+    backing: Option<Backing>,
+    /// The borrow of the elements (`'static` when there is none), without requiring `T: 'a`.
+    _borrow: PhantomData<&'a mut ()>,
+    _elements: PhantomData<T>,
+}
+
+// SAFETY: a region owns its elements (or holds them under its creator's exclusive borrow or
+// contract) as a `Vec<T>` does, so it may move to another thread when `T` may, and be shared when
+// `T` may; the registration it holds is itself `Send + Sync`.
+unsafe impl<T: Send> Send for Region<'_, T> {}
+// SAFETY: as above: `&Region<T>` gives out `&[T]` and volatile copies of `T`s.
+unsafe impl<T: Sync> Sync for Region<'_, T> {}
+
+impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
+    /// `REG_MR` of `buf`'s elements, lent for `'a`, in `pd` with `IB_UVERBS_ACCESS_*` flags
+    /// `access`, seen by the device at `iova`. An empty slice, or one of zero-sized elements, is
+    /// refused. The region deregisters when dropped, before the borrow ends, and aborts the
+    /// process if the kernel refuses ([`Backing::Foreign`]).
+    pub fn register_slice(
+        pd: &Arc<Pd>,
+        buf: &'a mut [T],
+        access: u32,
+        iova: Iova,
+    ) -> Result<Region<'a, T>> {
+        let elements = NonNull::from(&mut *buf).cast::<T>();
+        // SAFETY: the slice is aligned and valid for reads and writes of its elements, and
+        // exclusively borrowed for `'a`, which the region carries: nothing else reaches the
+        // elements until the region is dropped, and the drop deregisters (or aborts) first.
+        unsafe { Self::new(pd, elements, buf.len(), Backing::Foreign, access, iova) }
+    }
+}
+
+impl<T: FromBytes + IntoBytes + Copy> Region<'static, T> {
+    /// `REG_MR` of `data`'s elements in `pd` with `IB_UVERBS_ACCESS_*` flags `access`, seen by
+    /// the device at `iova`. No elements, or zero-sized ones, are refused.
+    pub fn register(
+        pd: &Arc<Pd>,
+        data: Vec<T>,
+        access: u32,
+        iova: Iova,
+    ) -> Result<Region<'static, T>> {
+        let (allocation, elements, len) = Allocation::from_vec(data).ok_or_else(empty)?;
+        // SAFETY: the allocation owns the `len` elements at `elements`, and goes with them.
+        unsafe { Self::new(pd, elements, len, Backing::Heap(allocation), access, iova) }
+    }
+
+    /// `REG_MR` of the memory `map` maps, as `T`s: its length must be a whole number of `T`s, and
+    /// its address aligned for `T` (a mapping is page-aligned).
+    pub fn register_mapping(
+        pd: &Arc<Pd>,
+        mut map: memmap2::MmapMut,
+        access: u32,
+        iova: Iova,
+    ) -> Result<Region<'static, T>> {
+        let size = std::mem::size_of::<T>();
+        let bytes = map.len();
+        let elements = NonNull::new(map.as_mut_ptr().cast::<T>()).ok_or_else(empty)?;
+        if size == 0 || bytes == 0 {
+            return Err(empty());
+        }
+        if bytes % size != 0 || elements.as_ptr() as usize % std::mem::align_of::<T>() != 0 {
             return Err(Error::InvalidArgument {
                 verb: Verb::RegMr,
-                what: "an empty buffer".into(),
+                what: format!(
+                    "a mapping of {bytes} bytes is not a whole number of aligned {size}-byte \
+                     elements"
+                ),
             });
         }
-        let addr = data.as_ptr() as u64;
-        // SAFETY: the range is `data`'s heap buffer, which moves into the `Region` (a `Vec` never
-        // moves its buffer, and the region never lends the vector itself, only its elements) and,
-        // when the region goes, into the `Mr`, which frees it only after `dereg_mr` succeeded and
-        // leaks it otherwise; `T: FromBytes + IntoBytes`, so any bytes the device writes are valid
-        // `T`s and every byte it reads is initialised; the region's own accesses are through its
-        // slices (the device's writes are DMA into plain data) and the post contracts, which the
-        // callers of the posting `unsafe fn`s uphold.
+        // SAFETY: the mapping is `bytes` long, aligned for `T` (checked), and goes with the region
+        // (its memory stays mapped while the `MmapMut` lives, and it is not accessed through the
+        // `MmapMut` again); any bytes are valid `T`s (`FromBytes`).
+        unsafe {
+            Self::new(
+                pd,
+                elements,
+                bytes / size,
+                Backing::Mapping(map),
+                access,
+                iova,
+            )
+        }
+    }
+
+    /// `REG_MR` of `len` elements at `elements`, which the caller owns ([`Backing::Foreign`]).
+    ///
+    /// # Safety
+    /// `elements` must be aligned and valid for reads and writes of `len` `T`s, accessed by nothing
+    /// but this region until it is dropped (the caller promises as much), and stay so until the
+    /// drop returns: it deregisters, and aborts the process if the kernel refuses.
+    pub unsafe fn register_foreign(
+        pd: &Arc<Pd>,
+        elements: NonNull<T>,
+        len: usize,
+        access: u32,
+        iova: Iova,
+    ) -> Result<Region<'static, T>> {
+        // SAFETY: this function's contract.
+        unsafe { Self::new(pd, elements, len, Backing::Foreign, access, iova) }
+    }
+}
+
+impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
+    /// # Safety
+    /// `elements` must be aligned and valid for reads and writes of `len` `T`s, accessed only
+    /// through the region, until `backing` lets them go (or, for [`Backing::Foreign`], until the
+    /// region's registration has been dropped).
+    unsafe fn new(
+        pd: &Arc<Pd>,
+        elements: NonNull<T>,
+        len: usize,
+        backing: Backing,
+        access: u32,
+        iova: Iova,
+    ) -> Result<Region<'a, T>> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b != 0)
+            .ok_or_else(empty)?;
+        let addr = elements.as_ptr() as u64;
+        let iova = iova.resolve(addr, Verb::RegMr)?;
+        // SAFETY: the range is the region's elements, which stay where they are (this function's
+        // contract) until the registration is dropped: the region hands `backing` to the `Mr`,
+        // which gives the memory back only after `dereg_mr` succeeded and abandons it otherwise
+        // (leaks it, or aborts for foreign memory); `T: FromBytes + IntoBytes`, so any bytes the
+        // device writes are valid `T`s and every byte it reads is initialised; the region's own
+        // accesses are through its slices and volatile views (the device's writes are DMA into
+        // plain data) and the post contracts, which the callers of the posting `unsafe fn`s uphold.
         let keys = unsafe {
             pd.device()
                 .ucontext()
-                .reg_mr(pd.handle(), addr, len as u64, addr, access)
+                .reg_mr(pd.handle(), addr, bytes as u64, iova, access)
         }?;
         Ok(Region {
-            data,
+            elements,
+            len,
+            iova,
+            access,
             mr: Arc::new(Mr {
                 pd: Arc::clone(pd),
                 keys,
                 memory: Mutex::new(None),
             }),
+            backing: Some(backing),
+            _borrow: PhantomData,
+            _elements: PhantomData,
         })
     }
 }
 
-impl<T> Region<T> {
+fn empty() -> Error {
+    Error::InvalidArgument {
+        verb: Verb::RegMr,
+        what: "an empty buffer".into(),
+    }
+}
+
+impl<T> Region<'_, T> {
     /// The registration.
     #[inline]
     pub fn mr(&self) -> &Arc<Mr> {
@@ -111,50 +317,135 @@ impl<T> Region<T> {
     /// The elements.
     #[inline]
     pub fn as_slice(&self) -> &[T] {
-        &self.data
+        // SAFETY: the region holds `len` initialised, aligned elements at `elements` for its whole
+        // life; `&self` lends them shared (the device's writes are DMA, see `new`).
+        unsafe { std::slice::from_raw_parts(self.elements.as_ptr(), self.len) }
     }
 
     /// The elements, mutably.
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        &mut self.data
+        // SAFETY: as in `as_slice`, and `&mut self` means no other reference into them exists.
+        unsafe { std::slice::from_raw_parts_mut(self.elements.as_ptr(), self.len) }
     }
 
-    /// The address of the first element.
+    /// How many elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// `false`: a region has at least one element.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address of the first element in this process.
     #[inline]
     pub fn addr(&self) -> u64 {
-        self.data.as_ptr() as u64
+        self.elements.as_ptr() as u64
+    }
+
+    /// The address of the first element as the device sees it (scatter entries and peers use
+    /// this).
+    #[inline]
+    pub fn iova(&self) -> u64 {
+        self.iova
+    }
+
+    /// The `IB_UVERBS_ACCESS_*` flags it is registered with.
+    #[inline]
+    pub fn access(&self) -> u32 {
+        self.access
+    }
+
+    /// `REREG_MR` without a change of memory: moves the region to protection domain `pd` and/or
+    /// changes its access flags to `access` (`None`: unchanged). The keys may change.
+    ///
+    /// Refused (`InvalidArgument`) with neither change, or while something else holds the
+    /// registration (a memory window bound to the region).
+    pub fn rereg(&mut self, pd: Option<&Arc<Pd>>, access: Option<u32>) -> Result<()> {
+        let bad = |what: &str| Error::InvalidArgument {
+            verb: Verb::ReregMr,
+            what: what.into(),
+        };
+        if pd.is_none() && access.is_none() {
+            return Err(bad("nothing to change"));
+        }
+        let mr = Arc::get_mut(&mut self.mr)
+            .ok_or_else(|| bad("a memory window bound to the region holds its registration"))?;
+        let mut flags = 0;
+        if pd.is_some() {
+            flags |= uapi::ib_verbs::IB_MR_REREG_PD;
+        }
+        if access.is_some() {
+            flags |= uapi::ib_verbs::IB_MR_REREG_ACCESS;
+        }
+        let new_pd = pd.unwrap_or(&mr.pd);
+        if !Arc::ptr_eq(new_pd.device(), mr.pd.device()) {
+            return Err(bad(
+                "the protection domain belongs to another device context",
+            ));
+        }
+        let new_access = access.unwrap_or(self.access);
+        // SAFETY: no translation change (no `IB_MR_REREG_TRANS`): the kernel keeps the memory the
+        // region registered, which stays as `new`'s contract keeps it.
+        let (lkey, rkey) = unsafe {
+            mr.pd.device().ucontext().rereg_mr(
+                mr.keys.handle,
+                flags,
+                0,
+                0,
+                0,
+                new_pd.handle(),
+                new_access,
+            )
+        }?;
+        mr.keys.lkey = lkey;
+        mr.keys.rkey = rkey;
+        mr.pd = Arc::clone(new_pd);
+        self.access = new_access;
+        Ok(())
+    }
+
+    fn view(&self) -> Elements<T> {
+        // SAFETY: the region's elements stay valid and aligned while it lives, and its callers below
+        // hold no reference into them while the view is used (`&self` methods only read through it).
+        unsafe { Elements::new(self.elements, self.len) }
     }
 }
 
-impl<T: FromBytes + Copy> Region<T> {
-    /// Element `index`, loaded afresh (volatile): for memory a peer writes ([`mem::read_volatile`]).
+impl<T: FromBytes + Copy> Region<'_, T> {
+    /// Element `index`, loaded afresh (volatile): for memory a peer writes
+    /// ([`Elements::read_volatile`]).
     pub fn read_volatile(&self, index: usize) -> Option<T> {
-        mem::read_volatile(&self.data, index)
+        self.view().read_volatile(index)
     }
 
     /// Waits until element `index` satisfies `done`, then orders later reads after it
-    /// ([`mem::wait_for`]).
+    /// ([`Elements::wait_for`]).
     pub fn wait_for(
         &self,
         index: usize,
         done: impl FnMut(T) -> bool,
         deadline: Option<Instant>,
     ) -> Option<T> {
-        mem::wait_for(&self.data, index, done, deadline)
+        self.view().wait_for(index, done, deadline)
     }
 
-    /// Stores `value` at `index` without borrowing the other elements ([`mem::write_volatile`]).
+    /// Stores `value` at `index` without borrowing the other elements
+    /// ([`Elements::write_volatile`]).
     pub fn write_volatile(&mut self, index: usize, value: T) -> bool {
-        mem::write_volatile(&mut self.data, index, value)
+        self.view().write_volatile(index, value)
     }
 }
 
-impl<T> Drop for Region<T> {
+impl<T> Drop for Region<'_, T> {
     fn drop(&mut self) {
-        // The buffer goes with the registration: freed once the kernel has released it (now, unless
-        // something else holds the `Mr`), leaked if it refuses.
-        let memory = Allocation::from_vec(std::mem::take(&mut self.data));
-        *self.mr.memory.lock().unwrap_or_else(|p| p.into_inner()) = memory;
+        // The memory goes with the registration: back to its owner once the kernel has released it
+        // (now, unless something else holds the `Mr`), abandoned if it refuses.
+        let backing = self.backing.take();
+        *self.mr.memory.lock().unwrap_or_else(|p| p.into_inner()) = backing;
     }
 }
