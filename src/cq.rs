@@ -132,4 +132,33 @@ impl<'ctx> CompletionQueue<'ctx> {
     pub fn capacity(&self) -> u32 {
         self.inner.imp.entries()
     }
+
+    /// Gives the queue room for at least `min_cq_entries` completions (`ibv_resize_cq`), larger or
+    /// smaller, keeping those waiting in order; returns the new [`capacity`](Self::capacity).
+    /// Pollers on other threads and the queue pairs that use the queue carry on meanwhile.
+    ///
+    /// On rxe the kernel hands out a new ring and the old one stays mapped until the queue is
+    /// dropped (a poller on another thread may still be looking at it): a few pages per resize.
+    /// Refused with a typed error: fewer than one entry (`InvalidArgument`), fewer than are
+    /// waiting or more than the device allows (the kernel's `EINVAL`), a backend that cannot
+    /// ([`Error::Unsupported`]).
+    pub fn resize(&self, min_cq_entries: i32) -> io::Result<u32> {
+        let cqe = u32::try_from(min_cq_entries)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| Error::InvalidArgument {
+                verb: Verb::ResizeCq,
+                what: format!("{min_cq_entries} completion queue entries"),
+            })?;
+        Ok(self.inner.imp.resize(cqe)?)
+    }
+
+    /// Completion moderation (`ibv_modify_cq` with `IBV_CQ_ATTR_MODERATE`): the device raises a
+    /// completion event once `count` completions have arrived or `period_us` microseconds have
+    /// passed since the first, whichever comes first (0 and 0: every completion). Fewer events at
+    /// a high rate, each reporting several completions. A system call. [`Error::Unsupported`] on
+    /// rxe, which has no moderation; mlx5 takes periods up to 4095 µs.
+    pub fn set_moderation(&self, count: u16, period_us: u16) -> io::Result<()> {
+        Ok(self.inner.imp.moderate(count, period_us)?)
+    }
 }

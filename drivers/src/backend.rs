@@ -20,7 +20,7 @@ use uverbs_uapi as uapi;
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
 use crate::discover::Driver;
-use crate::error::Result;
+use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 use crate::wc::WorkCompletion;
 use crate::wr::{PostError, RecvWr, SendWr};
@@ -129,6 +129,19 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
 
     /// A completion event of this queue was read from its channel (rdma-core's `cq_event`).
     fn event(&self) {}
+
+    /// `RESIZE_CQ`: room for at least `cqe` completions, those waiting kept in order; returns the
+    /// new capacity. Pollers on other threads may run meanwhile. [`Error::Unsupported`] where
+    /// the backend cannot.
+    fn resize(&self, cqe: u32) -> Result<u32> {
+        let _ = cqe;
+        Err(Error::Unsupported {
+            verb: Verb::ResizeCq,
+        })
+    }
+
+    /// `EX_MODIFY_CQ`: an event after `count` completions or `period_us` microseconds.
+    fn moderate(&self, count: u16, period_us: u16) -> Result<()>;
 }
 
 /// A backend's queue pair.

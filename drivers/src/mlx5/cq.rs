@@ -361,6 +361,11 @@ impl CqBackend for Mlx5Cq {
     fn event(&self) {
         Mlx5Cq::event(self);
     }
+
+    /// A system call: the kernel programs the moderation into the CQ context.
+    fn moderate(&self, count: u16, period_us: u16) -> Result<()> {
+        self.ctx.modify_cq(self.handle, count, period_us)
+    }
 }
 
 impl Drop for Mlx5Cq {

@@ -1,27 +1,38 @@
 //! rxe completion queues: the kernel writes `struct ib_uverbs_wc` records into a shared ring and we
 //! read them without a system call.
 
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
-use super::queue::{Queue, RingLock};
+use super::queue::Queue;
 use crate::backend::{CqBackend, CqInit};
 use crate::error::{Result, Verb};
+use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wc::WorkCompletion;
 
 /// An rxe completion queue.
+///
+/// `RESIZE_CQ` gives it a new ring (the kernel copies the waiting completions over), so the ring
+/// is reached through `current`. A poller may have loaded the old pointer just before a resize and
+/// still look at that ring's indices in its lock-free emptiness check, so a replaced ring stays
+/// mapped until the CQ is destroyed (the kernel no longer writes it): each resize keeps one more
+/// mapping, which `resize`'s callers are told.
 #[derive(Debug)]
 pub struct RxeCq {
     ctx: Arc<Ucontext>,
     handle: u32,
-    entries: u32,
-    queue: Queue,
-    /// Serialises consumers: the consumer index is ours alone, and two pollers must not hand out the
-    /// same completion.
-    lock: RingLock,
+    entries: AtomicU32,
+    /// The ring the kernel fills: the last of `rings`.
+    current: AtomicPtr<Queue>,
+    /// Serialises consumers (the consumer index is ours alone, and two pollers must not hand out
+    /// the same completion) and resizes; holds every ring the CQ has had, the current one last.
+    /// Boxed: `current` points at a ring, which must not move when the vector grows.
+    #[allow(clippy::vec_box)]
+    rings: SpinMutex<Vec<Box<Queue>>>,
 }
 
 impl RxeCq {
@@ -44,13 +55,23 @@ impl RxeCq {
                 return Err(e);
             }
         };
+        let entries = entries.min(queue.capacity());
+        let mut queue = Box::new(queue);
         Ok(RxeCq {
             ctx: Arc::clone(ctx),
             handle,
-            entries: entries.min(queue.capacity()),
-            queue,
-            lock: RingLock::default(),
+            entries: AtomicU32::new(entries),
+            current: AtomicPtr::new(&mut *queue),
+            rings: SpinMutex::new(vec![queue]),
         })
+    }
+
+    /// The ring the kernel fills now.
+    #[inline]
+    fn queue(&self) -> &Queue {
+        // SAFETY: `current` always points into a box of `rings`, which are dropped only with
+        // `self` (a resize adds one, never removes one); the box's contents never move.
+        unsafe { &*self.current.load(Ordering::Acquire) }
     }
 
     /// The kernel's handle.
@@ -60,7 +81,34 @@ impl RxeCq {
 
     /// How many completions the queue holds.
     pub fn entries(&self) -> u32 {
-        self.entries
+        self.entries.load(Ordering::Relaxed)
+    }
+
+    /// `RESIZE_CQ`: the kernel allocates a ring of at least `cqe` entries, copies the waiting
+    /// completions into it and hands it out to map; returns its capacity. Serialised with pollers.
+    /// The old ring stays mapped until the CQ is destroyed (see [`RxeCq`]).
+    pub fn resize(&self, cqe: u32) -> Result<u32> {
+        let mut rings = self.rings.lock();
+        let mut resp = uapi::rxe_resize_cq_resp::new_zeroed();
+        // SAFETY: no driver request: the command names no memory of ours but `resp`.
+        let granted = unsafe {
+            self.ctx
+                .resize_cq(self.handle, cqe, &[], resp.as_mut_bytes())
+        }?;
+        let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();
+        // If this fails, the kernel fills a ring we could not map and this CQ completes nothing
+        // more; the error says why.
+        let mut queue = Box::new(Queue::map(
+            self.ctx.channel(),
+            &resp.mi,
+            wc_size,
+            Verb::ResizeCq,
+        )?);
+        let entries = granted.min(queue.capacity());
+        self.current.store(&mut *queue, Ordering::Release);
+        rings.push(queue);
+        self.entries.store(entries, Ordering::Relaxed);
+        Ok(entries)
     }
 
     /// Takes up to `out.len()` completions, oldest first; returns how many.
@@ -69,7 +117,7 @@ impl RxeCq {
     /// and the consumer index is published with release ordering once for the batch.
     #[inline]
     pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> usize {
-        let q = &self.queue;
+        let q = self.queue();
         // Nothing waiting: return without taking the lock (the common case of a poller spinning on
         // an empty queue). The consumer index is loaded first: it never passes the producer index,
         // so if it equals the producer index loaded after it, the queue was empty in between (with
@@ -78,7 +126,9 @@ impl RxeCq {
         if q.own_consumer() == q.load_producer() {
             return 0;
         }
-        let _guard = self.lock.lock();
+        let _guard = self.rings.lock();
+        // A resize may have replaced the ring since the check.
+        let q = self.queue();
         let producer = q.load_producer();
         let mut consumer = q.own_consumer();
         let mut n = 0;
@@ -104,7 +154,7 @@ impl RxeCq {
 
     /// How many completions are waiting.
     pub fn pending(&self) -> u32 {
-        let q = &self.queue;
+        let q = self.queue();
         q.distance(q.own_consumer(), q.load_producer())
     }
 }
@@ -115,7 +165,7 @@ impl CqBackend for RxeCq {
     }
 
     fn entries(&self) -> u32 {
-        self.entries
+        RxeCq::entries(self)
     }
 
     #[inline]
@@ -126,6 +176,15 @@ impl CqBackend for RxeCq {
     /// `REQ_NOTIFY_CQ`: rxe arms its CQs in the kernel, so this is a system call.
     fn req_notify(&self, solicited_only: bool) -> Result<()> {
         self.ctx.req_notify_cq(self.handle, solicited_only)
+    }
+
+    fn resize(&self, cqe: u32) -> Result<u32> {
+        RxeCq::resize(self, cqe)
+    }
+
+    /// rxe has no moderation: the kernel answers `EOPNOTSUPP`, [`crate::Error::Unsupported`].
+    fn moderate(&self, count: u16, period_us: u16) -> Result<()> {
+        self.ctx.modify_cq(self.handle, count, period_us)
     }
 }
 

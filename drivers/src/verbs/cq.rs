@@ -34,6 +34,17 @@ impl Cq {
         dispatch!(Cq, self, cq => CqBackend::req_notify(cq, solicited_only))
     }
 
+    /// `RESIZE_CQ`: room for at least `cqe` completions, those waiting kept; returns the new
+    /// capacity.
+    pub fn resize(&self, cqe: u32) -> Result<u32> {
+        dispatch!(Cq, self, cq => CqBackend::resize(cq, cqe))
+    }
+
+    /// `EX_MODIFY_CQ`: completion events after `count` completions or `period_us` microseconds.
+    pub fn moderate(&self, count: u16, period_us: u16) -> Result<()> {
+        dispatch!(Cq, self, cq => CqBackend::moderate(cq, count, period_us))
+    }
+
     /// A completion event of this queue was read from its channel; the backend may need to know
     /// (mlx5: the next arm carries the next sequence number).
     pub fn event(&self) {
