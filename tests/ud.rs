@@ -13,7 +13,7 @@ use common::{any_device, TestDevice};
 use uverbs::{
     ibv_qp_type, ibv_wc, ibv_wc_flags, ibv_wc_opcode, AddressHandle, AddressVector, CommandPath,
     CompletionQueue, Context, ErrorExt, Gid, GidEntry, ProtectionDomain, QueuePair, ReceiveRequest,
-    SendRequest, MULTICAST_QPN,
+    SendRequest, Verb, MULTICAST_QPN,
 };
 use uverbs_drivers::Error;
 
@@ -537,4 +537,129 @@ fn multicast_gid(local: Gid) -> Gid {
     } else {
         Gid::from("ff0e::1:2".parse::<Ipv6Addr>().unwrap())
     }
+}
+
+#[test]
+fn a_reply_goes_back_through_an_address_handle_made_from_the_completion() {
+    let Some(dev) =
+        any_device("a_reply_goes_back_through_an_address_handle_made_from_the_completion")
+    else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(32, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let (a, a_gid) = ud_qp(&pd, &cq, QKEY);
+    let (b, b_gid) = ud_qp(&pd, &cq, QKEY);
+    let mut tx = pd.allocate::<u8>(64).unwrap();
+    fill(&mut tx, 9);
+    let rx = pd.allocate::<u8>(2 * 256).unwrap();
+    post_recv(&b, &[ReceiveRequest::new(1, &[rx.sge(..256).unwrap()])]);
+    post_recv(&a, &[ReceiveRequest::new(2, &[rx.sge(256..).unwrap()])]);
+    let to_b = ah_to(&pd, b_gid);
+    post(
+        &a,
+        &[SendRequest::send_ud(
+            10,
+            &[tx.sge(..32).unwrap()],
+            &to_b,
+            b.qp_num(),
+            QKEY,
+        )],
+    );
+    let wcs = poll_n(&cq, 2);
+    let got = one(&wcs, 1);
+    assert!(got.is_valid(), "{:?}", got.error());
+    let grh = &rx[..GRH];
+
+    // The route back: to A's GID, from the GID index A sent to, as the packet came.
+    let av = AddressVector::from_completion(&ctx, 1, &got, grh)
+        .unwrap_or_else(|e| panic!("{e}: GRH area {grh:02x?}"));
+    assert_eq!(av.dgid, Some(a_gid));
+    assert_eq!(u32::from(av.sgid_index), GID_INDEX);
+    assert_eq!(av.port_num, 1);
+    assert_eq!(
+        av.hop_limit,
+        av_to(b_gid).hop_limit,
+        "the sender's hop limit"
+    );
+    let back = pd.create_ah_from_wc(1, &got, grh).unwrap();
+    assert_eq!(back.address_vector(), av);
+    post(
+        &b,
+        &[SendRequest::send_ud(
+            11,
+            &[tx.sge(32..).unwrap()],
+            &back,
+            got.src_qp,
+            QKEY,
+        )],
+    );
+    let wcs = poll_n(&cq, 2);
+    let reply = one(&wcs, 2);
+    assert!(reply.is_valid(), "{:?}", reply.error());
+    assert_eq!(reply.src_qp, b.qp_num());
+    assert_grh_from(&rx[256..256 + GRH], b_gid);
+    assert_eq!(&rx[256 + GRH..256 + GRH + 32], &tx[32..]);
+
+    // What cannot give a route: typed errors naming CREATE_AH.
+    let mut no_grh = got;
+    no_grh.wc_flags = ibv_wc_flags(no_grh.wc_flags.0 & !ibv_wc_flags::IBV_WC_GRH.0);
+    let mut garbage = grh.to_vec();
+    garbage[20..].fill(0);
+    garbage[..4].fill(0);
+    let mut to_group = grh.to_vec();
+    if got_ipv4(grh) {
+        to_group[36] = 0xe0; // 224.x.x.x
+        fix_ipv4_checksum(&mut to_group[20..]);
+    } else {
+        to_group[24] = 0xff;
+    }
+    let mut elsewhere = grh.to_vec();
+    if got_ipv4(grh) {
+        elsewhere[39] ^= 0x40; // another host's address
+        fix_ipv4_checksum(&mut elsewhere[20..]);
+    } else {
+        elsewhere[39] ^= 0x40;
+    }
+    for (what, wc, g) in [
+        ("no GRH", no_grh, grh),
+        ("a short GRH area", got, &grh[..39]),
+        ("no IP header", got, &garbage[..]),
+        ("a multicast destination", got, &to_group[..]),
+        (
+            "a destination that is no GID of the port",
+            got,
+            &elsewhere[..],
+        ),
+    ] {
+        let err = pd.create_ah_from_wc(1, &wc, g).unwrap_err();
+        assert!(
+            matches!(
+                err.uverbs_error(),
+                Some(Error::InvalidArgument {
+                    verb: Verb::CreateAh,
+                    ..
+                })
+            ),
+            "{what}: {err}"
+        );
+    }
+}
+
+fn got_ipv4(grh: &[u8]) -> bool {
+    grh[20] == 0x45
+}
+
+/// Recomputes the checksum of the IPv4 header at the start of `h`.
+fn fix_ipv4_checksum(h: &mut [u8]) {
+    h[10..12].fill(0);
+    let mut sum: u32 = h[..20]
+        .chunks_exact(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
 }
