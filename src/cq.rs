@@ -138,7 +138,9 @@ impl<'ctx> CompletionQueue<'ctx> {
     /// Pollers on other threads and the queue pairs that use the queue carry on meanwhile.
     ///
     /// On rxe the kernel hands out a new ring and the old one stays mapped until the queue is
-    /// dropped (a poller on another thread may still be looking at it): a few pages per resize.
+    /// dropped (a poller on another thread may still be looking at it): a few pages per resize. On
+    /// mlx5 the driver allocates the new ring and copies the waiting completions into it, as
+    /// libmlx5 does.
     /// Refused with a typed error: fewer than one entry (`InvalidArgument`), fewer than are
     /// waiting or more than the device allows (the kernel's `EINVAL`), a backend that cannot
     /// ([`Error::Unsupported`]).

@@ -534,6 +534,17 @@ impl Hca {
         self.lock().add_cq(cq);
     }
 
+    /// Moves a CQ to a new ring (see [`state::HcaState::resize_cq`]); returns the old entry count.
+    pub fn resize_cq(
+        &self,
+        cqn: u32,
+        buf: usize,
+        ncqe: u32,
+        cqe_size: u32,
+    ) -> Result<u32, nix::errno::Errno> {
+        self.lock().resize_cq(cqn, buf, ncqe, cqe_size)
+    }
+
     /// Removes a CQ (the kernel half refuses while QPs or SRQs use it: EBUSY). When this returns the
     /// HCA no longer touches the CQ's memory.
     pub fn destroy_cq(&self, cqn: u32) {

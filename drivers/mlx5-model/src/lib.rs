@@ -285,6 +285,13 @@ pub(crate) trait Silicon: Send + Sync + std::fmt::Debug {
     fn reg_mr(&self, mr: MrDesc);
     fn dereg_mr(&self, lkey: u32);
     fn create_cq(&self, cq: CqDesc);
+    fn resize_cq(
+        &self,
+        cqn: u32,
+        buf: usize,
+        ncqe: u32,
+        cqe_size: u32,
+    ) -> std::result::Result<u32, Errno>;
     fn destroy_cq(&self, cqn: u32);
     fn create_qp(&self, qp: QpDesc);
     fn modify_qp(&self, qpn: u32, attrs: &QpAttrs) -> std::result::Result<(), Errno>;
@@ -311,6 +318,15 @@ impl Silicon for Hca {
     }
     fn create_cq(&self, cq: CqDesc) {
         Hca::create_cq(self, cq)
+    }
+    fn resize_cq(
+        &self,
+        cqn: u32,
+        buf: usize,
+        ncqe: u32,
+        cqe_size: u32,
+    ) -> std::result::Result<u32, Errno> {
+        Hca::resize_cq(self, cqn, buf, ncqe, cqe_size)
     }
     fn destroy_cq(&self, cqn: u32) {
         Hca::destroy_cq(self, cqn)

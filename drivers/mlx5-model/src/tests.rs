@@ -44,6 +44,15 @@ impl Silicon for Recorder {
         self.cqs.lock().unwrap().push(cq);
         self.hca.create_cq(cq)
     }
+    fn resize_cq(
+        &self,
+        cqn: u32,
+        buf: usize,
+        ncqe: u32,
+        cqe_size: u32,
+    ) -> std::result::Result<u32, Errno> {
+        self.hca.resize_cq(cqn, buf, ncqe, cqe_size)
+    }
     fn destroy_cq(&self, cqn: u32) {
         self.hca.destroy_cq(cqn)
     }

@@ -13,7 +13,7 @@
 //! [`Mlx5Cq::event`], so the next arm carries the next sequence number.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use uverbs_uapi as uapi;
@@ -168,7 +168,7 @@ pub struct Mlx5Cq {
     ctx: Arc<Ucontext>,
     m: Arc<Mlx5Context>,
     handle: u32,
-    entries: u32,
+    entries: AtomicU32,
     shared: Arc<CqShared>,
     uars: Arc<Uars>,
 }
@@ -239,7 +239,7 @@ impl Mlx5Cq {
             ctx: Arc::clone(ctx),
             m: Arc::clone(m),
             handle,
-            entries: granted,
+            entries: AtomicU32::new(granted),
             shared: Arc::new(CqShared {
                 cqn: resp.cqn,
                 state: SpinMutex::new(CqState {
@@ -265,7 +265,46 @@ impl Mlx5Cq {
 
     /// How many completions the queue holds (the kernel's answer: the ring's entries less one).
     pub fn entries(&self) -> u32 {
-        self.entries
+        self.entries.load(Ordering::Relaxed)
+    }
+
+    /// `RESIZE_CQ` (rdma-core's `mlx5_resize_cq`): a new ring of the next power of two above
+    /// `cqe`, handed to the kernel with `mlx5_ib_resize_cq`; the device writes a resize CQE into
+    /// the old ring and moves to the new one, and the completions still waiting in the old ring
+    /// are copied over ([`CqPoller::resize`]). Serialised with pollers by the CQ's lock; the old
+    /// ring is freed once the kernel has let go of it (its answer).
+    pub fn resize(&self, cqe: u32) -> Result<u32> {
+        let ncqe = cq_entries(cqe).map_err(|e| match e {
+            Error::InvalidArgument { what, .. } => Error::InvalidArgument {
+                verb: Verb::ResizeCq,
+                what,
+            },
+            e => e,
+        })?;
+        let mut st = self.shared.lock();
+        if ncqe == st.cq.entries() {
+            return Ok(self.entries());
+        }
+        let ring = CqRing::new(ncqe as usize, CQE_SIZE)?;
+        let mut cmd = uapi::mlx5_ib_resize_cq::new_zeroed();
+        cmd.buf_addr = ring.addr();
+        cmd.cqe_size = CQE_SIZE as u16;
+        // SAFETY: `cmd` names `ring`, allocated here for this CQ's device alone; on success it
+        // moves into the poller (and so lives until the CQ is destroyed, or another resize hands it
+        // back after the kernel let go of it); on failure the kernel did not keep it.
+        let granted = unsafe {
+            self.ctx
+                .resize_cq(self.handle, ncqe - 1, cmd.as_bytes(), &mut [])
+        }?;
+        st.cached = None;
+        let moved = st.cq.resize(ring, ncqe);
+        // The consumer index stepped over the resize CQE: tell the device.
+        st.cq.update_consumer_index(&mut &self.shared.dbrec);
+        self.entries.store(granted, Ordering::Relaxed);
+        // The old ring (dropped here, or with the error) is no longer the kernel's: it released it
+        // when it answered.
+        moved.map(drop)?;
+        Ok(granted)
     }
 
     pub(crate) fn shared(&self) -> &Arc<CqShared> {
@@ -344,12 +383,16 @@ impl CqBackend for Mlx5Cq {
     }
 
     fn entries(&self) -> u32 {
-        self.entries
+        Mlx5Cq::entries(self)
     }
 
     #[inline]
     fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
         Mlx5Cq::poll(self, out)
+    }
+
+    fn resize(&self, cqe: u32) -> Result<u32> {
+        Mlx5Cq::resize(self, cqe)
     }
 
     /// A doorbell: no system call.

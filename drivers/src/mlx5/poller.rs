@@ -574,6 +574,62 @@ impl<B: CqeMemory> CqPoller<B> {
         barrier::mmio_flush_writes();
     }
 
+    /// Moves to `buf`, a ring of `ncqe` entries the device has just been switched to by
+    /// `RESIZE_CQ` (rdma-core's `mlx5_cq_resize_copy_cqes`): the device wrote a resize CQE into the
+    /// old ring after the entries still waiting, and writes its next CQEs into the new ring from the
+    /// index after that one. The waiting entries are copied to the new ring one place on (each with
+    /// the owner bit of its new place), and the consumer index steps over the resize CQE, so they
+    /// are polled next, in order. Returns the old ring.
+    ///
+    /// `buf` must be initialised as [`CqPoller::new`] requires, with entries of the same size. A
+    /// ring without the resize CQE where it must be is an [`Error::Protocol`]: the copy stops
+    /// there, and the poller moves to the new ring anyway (the device writes only there now).
+    pub fn resize(&mut self, buf: B, ncqe: u32) -> Result<B> {
+        let old_n = self.ncqe;
+        let old = std::mem::replace(&mut self.buf, buf);
+        let old_offset = |i: u32| (i & (old_n - 1)) as usize * self.entry_size;
+        let mut i = self.ci;
+        let mut entry = vec![0u8; self.entry_size];
+        let mut result = Ok(());
+        loop {
+            let at = old_offset(i);
+            let op_own = old.load_op_own(at + self.entry_size - 1);
+            if !is_sw_owned(op_own, i, old_n) || i.wrapping_sub(self.ci) >= old_n {
+                result = Err(Error::Protocol {
+                    verb: Verb::ResizeCq,
+                    what: format!(
+                        "no resize CQE in the old ring after {} waiting entries",
+                        i.wrapping_sub(self.ci)
+                    ),
+                });
+                break;
+            }
+            barrier::udma_from_device_barrier();
+            if op_own >> 4 == super::cqe::cqe_opcode::RESIZE_CQ {
+                break;
+            }
+            let next = i.wrapping_add(1);
+            if next.wrapping_sub(self.ci) >= ncqe {
+                result = Err(Error::Protocol {
+                    verb: Verb::ResizeCq,
+                    what: format!("more waiting completions than the new ring's {ncqe} entries"),
+                });
+                break;
+            }
+            old.read(at, &mut entry);
+            let dst = (next & (ncqe - 1)) as usize * self.entry_size;
+            let last = self.entry_size - 1;
+            self.buf.write(dst, &entry[..last]);
+            let owner = u8::from(next & ncqe != 0);
+            self.buf
+                .store_op_own(dst + last, (entry[last] & !OWNER_MASK) | owner);
+            i = next;
+        }
+        self.ncqe = ncqe;
+        self.ci = self.ci.wrapping_add(1);
+        result.map(|()| old)
+    }
+
     /// Counts a completion event read from the completion channel, so the next arm carries the
     /// next sequence number (rdma-core's `mlx5_cq_event`).
     pub fn event(&mut self) {
@@ -627,6 +683,75 @@ mod tests {
             max_inline_data: 64,
             sq_sig_all: false,
         }
+    }
+
+    /// The device's side of a resize: the resize CQE at `index` of the old ring.
+    fn resize_cqe() -> Cqe64 {
+        Cqe64 {
+            op_own: cqe_opcode::RESIZE_CQ << 4,
+            ..Cqe64::default()
+        }
+    }
+
+    #[test]
+    fn a_resize_carries_the_waiting_cqes_over_in_order_across_wraps() {
+        for size in [64, 128] {
+            // Old ring of 4, consumer at 6 (second pass): entries 6, 7, 8 wait (8 wraps to slot
+            // 0, third pass), the resize CQE is the 9th.
+            let mut cq = new_cq(4, size);
+            for i in 0..6 {
+                produce(&mut cq, i, req_cqe(0x51, opcode::SEND, i as u16));
+                assert!(cq.next_cqe().is_some());
+            }
+            for i in 6..9 {
+                produce(&mut cq, i, req_cqe(0x51, opcode::SEND, 100 + i as u16));
+            }
+            produce(&mut cq, 9, resize_cqe());
+            let mut new = vec![0u8; 16 * size];
+            init_buffer(&mut new, size);
+            let old = cq.resize(new, 16).unwrap();
+            assert_eq!(old.len(), 4 * size);
+            assert_eq!((cq.entries(), cq.consumer_index()), (16, 7));
+            // The device goes on at 10 in the new ring.
+            produce(&mut cq, 10, req_cqe(0x51, opcode::SEND, 110));
+            let got: Vec<u16> = std::iter::from_fn(|| cq.next_cqe())
+                .map(|c| c.wqe_counter.get())
+                .collect();
+            assert_eq!(got, [106, 107, 108, 110], "{size}-byte entries");
+            assert!(cq.next_cqe().is_none());
+        }
+    }
+
+    #[test]
+    fn a_resize_without_its_cqe_or_into_too_small_a_ring_is_a_protocol_error() {
+        // No resize CQE after the waiting entry: the copy stops there, the poller moves anyway.
+        let mut cq = new_cq(4, 64);
+        produce(&mut cq, 0, req_cqe(0x51, opcode::SEND, 1));
+        let mut new = vec![0u8; 8 * 64];
+        init_buffer(&mut new, 64);
+        match cq.resize(new, 8) {
+            Err(Error::Protocol {
+                verb: Verb::ResizeCq,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(cq.entries(), 8);
+        // Three waiting entries do not fit after the resize CQE's place in a ring of 2.
+        let mut cq = new_cq(4, 64);
+        for i in 0..3 {
+            produce(&mut cq, i, req_cqe(0x51, opcode::SEND, i as u16));
+        }
+        produce(&mut cq, 3, resize_cqe());
+        let mut new = vec![0u8; 2 * 64];
+        init_buffer(&mut new, 64);
+        assert!(matches!(
+            cq.resize(new, 2),
+            Err(Error::Protocol {
+                verb: Verb::ResizeCq,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -306,6 +306,44 @@ impl State {
         );
     }
 
+    /// Moves CQ `cqn` to the ring at `buf` of `ncqe` entries of `cqe_size` bytes (firmware's
+    /// `MODIFY_CQ` with the resize bit, as ConnectX does it): a resize CQE goes into the old ring
+    /// after the entries still waiting, and the next CQE into the new ring at the index after it.
+    /// Returns the old entry count; `EINVAL` for an unknown CQ, a full old ring (no room for the
+    /// resize CQE) or a new ring too small for the waiting entries.
+    pub fn resize_cq(
+        &mut self,
+        cqn: u32,
+        buf: usize,
+        ncqe: u32,
+        cqe_size: u32,
+    ) -> Result<u32, nix::errno::Errno> {
+        use nix::errno::Errno;
+        let cq = self.cqs.get_mut(&cqn).ok_or(Errno::EINVAL)?;
+        let n = cq.d.ncqe;
+        // SAFETY: the CQ's doorbell record is live while the CQ is in the table.
+        let ci = unsafe { mem::load_be32(cq.d.space, cq.d.dbrec + 4 * CQ_SET_CI) } & 0xff_ffff;
+        let waiting = cq.pi.wrapping_sub(ci) & 0xff_ffff;
+        if waiting >= n || waiting >= ncqe {
+            return Err(Errno::EINVAL);
+        }
+        let mut cqe = Cqe64 {
+            op_own: cqe_opcode::RESIZE_CQ << 4,
+            ..Cqe64::default()
+        };
+        cqe.set_owner(device_owner_bit(cq.pi, n));
+        let size = cq.d.cqe_size as usize;
+        let at = cq.d.buf + (cq.pi & (n - 1)) as usize * size + (size - 64);
+        let bytes: [u8; 64] = cqe.as_bytes().try_into().expect("64 bytes");
+        // SAFETY: as in `push_cqe`: inside the old ring, in an entry software released.
+        unsafe { mem::publish_cqe(cq.d.space, at, &bytes) };
+        cq.pi = cq.pi.wrapping_add(1);
+        cq.d.buf = buf;
+        cq.d.ncqe = ncqe;
+        cq.d.cqe_size = cqe_size;
+        Ok(n)
+    }
+
     /// Writes a CQE as the next entry of CQ `cqn` (its owner bit is set here), or drops it with
     /// a CQ_ERR event when the CQ is full. `se`: the entry wakes a solicited-only arm.
     pub fn push_cqe(&mut self, cqn: u32, mut cqe: Cqe64) {

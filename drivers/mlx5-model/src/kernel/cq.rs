@@ -125,3 +125,10 @@ pub(super) fn w_ex_modify_cq(f: &File, st: &mut FileState, io: &mut Io) -> Resul
     let cmd: uapi::ib_uverbs_ex_modify_cq = io.request()?;
     f.modify_cq(st, &cmd)
 }
+
+pub(super) fn w_resize_cq(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
+    let cmd: uapi::ib_uverbs_resize_cq = io.request()?;
+    let cqe = f.resize_cq(st, cmd.cq_handle, cmd.cqe, &io.udata)?;
+    let resp = uapi::ib_uverbs_resize_cq_resp { cqe, reserved: 0 };
+    io.response(resp.as_bytes())
+}

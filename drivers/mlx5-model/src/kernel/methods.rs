@@ -11,7 +11,7 @@ use super::context::{
 };
 use super::cq::{
     m_cq_create, m_cq_destroy, w_create_cq, w_destroy_cq, w_ex_create_cq, w_ex_modify_cq,
-    w_req_notify_cq,
+    w_req_notify_cq, w_resize_cq,
 };
 use super::device::{
     m_query_gid_entry, m_query_gid_table, m_query_port, w_ex_query_device, w_query_device,
@@ -190,6 +190,13 @@ pub(super) fn write_method(command: u32) -> Result<WriteDef, Errno> {
             w_rereg_mr,
         ),
         IB_USER_VERBS_CMD_DEREG_MR => i_def(sz::<ib_uverbs_dereg_mr>(), false, w_dereg_mr),
+        IB_USER_VERBS_CMD_RESIZE_CQ => io_def(
+            sz::<ib_uverbs_resize_cq>(),
+            sz::<ib_uverbs_resize_cq_resp>(),
+            true,
+            true,
+            w_resize_cq,
+        ),
         IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL => io_def(
             sz::<ib_uverbs_create_comp_channel>(),
             sz::<ib_uverbs_create_comp_channel_resp>(),

@@ -143,4 +143,52 @@ impl File {
         cq.moderation = (req.attr.cq_count, req.attr.cq_period);
         Ok(())
     }
+
+    /// `RESIZE_CQ` (`ib_uverbs_resize_cq`, `mlx5_ib_resize_cq`, `resize_user`): at least `cqe`
+    /// entries in the ring `mlx5_ib_resize_cq` names; returns the entries less one. A size the CQ
+    /// already has is answered without a change, as mlx5_ib does.
+    pub(crate) fn resize_cq(
+        &self,
+        st: &mut FileState,
+        handle: u32,
+        cqe: u32,
+        udata: &Udata,
+    ) -> Result<u32, Errno> {
+        self.ctx(st)?;
+        let Some(Object::Cq(cq)) = st.objects.get(&handle) else {
+            return Err(Errno::EINVAL);
+        };
+        let cqn = cq.cqn;
+        let max = 1u64 << caps::LOG_MAX_CQ_SZ;
+        if cqe < 1 || u64::from(cqe) > max {
+            return Err(Errno::EINVAL);
+        }
+        let entries = pow2_ceil(u64::from(cqe) + 1);
+        if entries > max + 1 {
+            return Err(Errno::EINVAL);
+        }
+        let inb = udata.inbuf();
+        if inb.len() < std::mem::size_of::<uapi::mlx5_ib_resize_cq>() {
+            return Err(Errno::EINVAL);
+        }
+        let ucmd: uapi::mlx5_ib_resize_cq = zext(inb);
+        if ucmd.reserved0 != 0 || ucmd.reserved1 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if ucmd.cqe_size != 64 && ucmd.cqe_size != 128 {
+            return Err(Errno::EINVAL);
+        }
+        let bytes = entries * u64::from(ucmd.cqe_size);
+        uaccess::check_pin(ucmd.buf_addr, bytes, true)?;
+        if ucmd.buf_addr % 64 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.dev.silicon.resize_cq(
+            cqn,
+            ucmd.buf_addr as usize,
+            entries as u32,
+            u32::from(ucmd.cqe_size),
+        )?;
+        Ok(entries as u32 - 1)
+    }
 }
