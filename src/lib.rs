@@ -85,7 +85,10 @@ pub use ibv::{
 /// callers name the same version.
 pub use memmap2;
 pub use mr::MrRange;
-pub use mr::{BorrowedMemoryRegion, MemoryRegion, RawMemoryRegion, Registration, RemoteKey};
+pub use mr::{
+    BorrowedMemoryRegion, ImplicitOdpRegion, MemoryRegion, MrAdvice, RawMemoryRegion, Registration,
+    RemoteKey,
+};
 pub use mw::MemoryWindow;
 pub use pd::ProtectionDomain;
 pub use qp::{

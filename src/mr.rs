@@ -81,6 +81,94 @@ pub struct RawMemoryRegion {
     pd: Arc<PdInner>,
 }
 
+/// The whole address space of the process, registered to be paged in on demand (an implicit
+/// on-demand region, `ibv_reg_mr(pd, NULL, SIZE_MAX, access | IBV_ACCESS_ON_DEMAND)`), from
+/// [`ProtectionDomain::register_implicit_on_demand`]: one pair of keys for any memory, named by
+/// its address. The device faults pages in as work requests and peers touch them (prefetch with
+/// [`ProtectionDomain::advise_mr`]).
+#[derive(Debug)]
+pub struct ImplicitOdpRegion {
+    mr: Arc<Mr>,
+    access: ibv_access_flags,
+    _pd: Arc<PdInner>,
+}
+
+impl ImplicitOdpRegion {
+    pub(crate) fn new(mr: Arc<Mr>, access: ibv_access_flags, pd: Arc<PdInner>) -> Self {
+        ImplicitOdpRegion {
+            mr,
+            access,
+            _pd: pd,
+        }
+    }
+
+    /// The local key, for scatter entries naming any memory.
+    pub fn lkey(&self) -> u32 {
+        self.mr.keys().lkey
+    }
+
+    /// The remote key: with remote access, it lets a peer reach any memory of the process.
+    pub fn rkey(&self) -> RemoteKey {
+        RemoteKey {
+            key: self.mr.keys().rkey,
+        }
+    }
+
+    /// The access flags it was registered with (`IBV_ACCESS_ON_DEMAND` included).
+    pub fn access(&self) -> ibv_access_flags {
+        self.access
+    }
+
+    /// A scatter entry for `buf` (any memory of the process; the region covers it all).
+    pub fn sge(&self, buf: &[u8]) -> io::Result<Sge> {
+        let length = u32::try_from(buf.len()).map_err(|_| Error::InvalidArgument {
+            verb: Verb::PostSend,
+            what: format!("a scatter entry of {} bytes (at most 4 GiB - 1)", buf.len()),
+        })?;
+        Ok(Sge {
+            addr: buf.as_ptr() as u64,
+            length,
+            lkey: self.mr.keys().lkey,
+        })
+    }
+
+    /// `buf` as a peer targets it through this region (address, rkey, length).
+    pub fn remote(&self, buf: &[u8]) -> RemoteMemory {
+        RemoteMemory {
+            addr: buf.as_ptr() as u64,
+            rkey: self.mr.keys().rkey,
+            len: buf.len() as u64,
+        }
+    }
+}
+
+/// What [`ProtectionDomain::advise_mr`] asks of on-demand memory (`enum ibv_advise_mr_advice`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MrAdvice {
+    /// Page the memory in for reading (`IBV_ADVISE_MR_ADVICE_PREFETCH`).
+    Prefetch,
+    /// Page it in writable (`IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE`); the region must allow local
+    /// writes.
+    PrefetchWrite,
+    /// Map what is already present, without faulting anything in
+    /// (`IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT`).
+    PrefetchNoFault,
+}
+
+impl MrAdvice {
+    pub(crate) fn raw(self) -> u32 {
+        match self {
+            MrAdvice::Prefetch => uverbs_drivers::uapi::IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH,
+            MrAdvice::PrefetchWrite => {
+                uverbs_drivers::uapi::IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE
+            }
+            MrAdvice::PrefetchNoFault => {
+                uverbs_drivers::uapi::IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT
+            }
+        }
+    }
+}
+
 /// The methods every kind of region has: keys, access, addresses, scatter entries, `rereg`.
 macro_rules! region_methods {
     ($elem:ident, $unit:literal) => {

@@ -4,14 +4,17 @@ use std::io;
 use std::sync::Arc;
 
 use uverbs_drivers::error::{Error, Verb};
-use uverbs_drivers::verbs::Pd;
+use uverbs_drivers::verbs::{Mr, Pd};
+use uverbs_drivers::wr::Sge;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::ah::AddressHandle;
 use crate::context::{Context, Inner as CtxInner};
 use crate::cq::CompletionQueue;
 use crate::ibv::{ibv_access_flags, ibv_qp_type};
-use crate::mr::{BorrowedMemoryRegion, MemoryRegion, RawMemoryRegion, Registration};
+use crate::mr::{
+    BorrowedMemoryRegion, ImplicitOdpRegion, MemoryRegion, MrAdvice, RawMemoryRegion, Registration,
+};
 use crate::mw::MemoryWindow;
 use crate::qp::{AddressVector, QueuePairBuilder};
 use crate::srq::SharedReceiveQueue;
@@ -148,6 +151,57 @@ impl<'ctx> ProtectionDomain<'ctx> {
     ) -> io::Result<RawMemoryRegion> {
         // SAFETY: this function's contract.
         unsafe { self.registration(access).raw(addr, len) }
+    }
+
+    /// Registers the whole address space of the process, paged in on demand
+    /// (`ibv_reg_mr(pd, NULL, SIZE_MAX, access | IBV_ACCESS_ON_DEMAND)`): one pair of keys for
+    /// any memory. Where the device has no implicit on-demand paging (rxe before Linux 6.14, a
+    /// device without `IBV_ODP_SUPPORT_IMPLICIT`), the kernel refuses: [`Error::Unsupported`] or
+    /// its `EINVAL`.
+    ///
+    /// # Safety
+    /// The keys reach every byte of the process until the region is dropped (and for good if the
+    /// kernel then refuses to deregister): each work request naming memory through them makes the
+    /// device read or write it, and with remote access a peer holding the rkey reads or writes any
+    /// memory of the process. The caller must make sure that only memory meant for it is named,
+    /// by its own work requests (the post contracts, for every buffer) and by every peer it gives
+    /// the rkey to.
+    #[allow(unsafe_code)] // The contract is the caller's; the driver's is the same.
+    pub unsafe fn register_implicit_on_demand(
+        &self,
+        access: ibv_access_flags,
+    ) -> io::Result<ImplicitOdpRegion> {
+        // SAFETY: this function's contract.
+        let mr = unsafe { Mr::register_implicit_on_demand(&self.inner.pd, access.0) }?;
+        let access = access | ibv_access_flags::IBV_ACCESS_ON_DEMAND;
+        Ok(ImplicitOdpRegion::new(mr, access, Arc::clone(&self.inner)))
+    }
+
+    /// Advice for on-demand memory (`ibv_advise_mr`): page in the memory `sges` name (each with
+    /// the local key of an on-demand region of this domain, explicit or implicit) before the
+    /// device needs it. With `flush`, the call returns once the pages are in; otherwise it
+    /// returns at once and they come in behind it. Refused with a typed error: no entries, an
+    /// entry of a region that is not on-demand or of another domain (the kernel's `ENOENT` on
+    /// mlx5), a device without on-demand paging ([`Error::Unsupported`]: rxe before Linux 6.14).
+    pub fn advise_mr(&self, advice: MrAdvice, flush: bool, sges: &[Sge]) -> io::Result<()> {
+        if sges.is_empty() {
+            return Err(Error::InvalidArgument {
+                verb: Verb::AdviseMr,
+                what: "no scatter entries".into(),
+            }
+            .into());
+        }
+        let flags = if flush {
+            uverbs_drivers::uapi::IB_UVERBS_ADVISE_MR_FLAG_FLUSH
+        } else {
+            0
+        };
+        Ok(self.inner.pd.device().ucontext().advise_mr(
+            self.inner.handle(),
+            advice.raw(),
+            flags,
+            sges,
+        )?)
     }
 
     /// Starts a registration with `access`, for what the shortcuts above do not say: where the

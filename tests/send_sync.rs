@@ -38,6 +38,8 @@ fn public_types_are_send_and_sync() {
     send_sync::<uverbs::RawMemoryRegion>();
     send_sync::<uverbs::Registration>();
     send_sync::<uverbs::Iova>();
+    send_sync::<uverbs::ImplicitOdpRegion>();
+    send_sync::<uverbs::MrAdvice>();
     // The connection manager.
     send_sync::<cm::EventChannel>();
     send_sync::<cm::CmId>();

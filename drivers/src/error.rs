@@ -45,6 +45,8 @@ pub enum Verb {
     DeregMr,
     /// `REREG_MR`: changing a live region's protection domain, access or memory.
     ReregMr,
+    /// `ADVISE_MR`: prefetching on-demand memory.
+    AdviseMr,
     /// `CREATE_CQ`.
     CreateCq,
     /// `RESIZE_CQ`.
@@ -133,6 +135,7 @@ impl fmt::Display for Verb {
             Verb::RegMr => "REG_MR",
             Verb::DeregMr => "DEREG_MR",
             Verb::ReregMr => "REREG_MR",
+            Verb::AdviseMr => "ADVISE_MR",
             Verb::CreateCq => "CREATE_CQ",
             Verb::ResizeCq => "RESIZE_CQ",
             Verb::ModifyCq => "MODIFY_CQ",

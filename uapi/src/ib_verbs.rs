@@ -152,3 +152,20 @@ pub const IB_MR_REREG_ACCESS: u32 = 1 << 2;
 
 /// `enum ib_cq_attr_mask` (`EX_MODIFY_CQ`): change the moderation (`cq_count`, `cq_period`).
 pub const IB_CQ_MODERATE: u32 = 1 << 0;
+
+/// `enum ib_odp_general_cap_bits`: the device pages registered memory in on demand.
+pub const IB_ODP_SUPPORT: u64 = 1 << 0;
+/// `enum ib_odp_general_cap_bits`: implicit on-demand regions (the whole address space).
+pub const IB_ODP_SUPPORT_IMPLICIT: u64 = 1 << 1;
+/// `enum ib_odp_transport_cap_bits`: sends from on-demand memory.
+pub const IB_ODP_SUPPORT_SEND: u32 = 1 << 0;
+/// `enum ib_odp_transport_cap_bits`: receives into on-demand memory.
+pub const IB_ODP_SUPPORT_RECV: u32 = 1 << 1;
+/// `enum ib_odp_transport_cap_bits`: RDMA WRITEs into on-demand memory.
+pub const IB_ODP_SUPPORT_WRITE: u32 = 1 << 2;
+/// `enum ib_odp_transport_cap_bits`: RDMA READs of on-demand memory.
+pub const IB_ODP_SUPPORT_READ: u32 = 1 << 3;
+/// `enum ib_odp_transport_cap_bits`: atomics on on-demand memory.
+pub const IB_ODP_SUPPORT_ATOMIC: u32 = 1 << 4;
+/// `enum ib_odp_transport_cap_bits`: receives from a shared receive queue into on-demand memory.
+pub const IB_ODP_SUPPORT_SRQ_RECV: u32 = 1 << 5;

@@ -72,6 +72,14 @@ fn table() -> Vec<(i128, &'static str)> {
         IB_MR_REREG_PD = IBV_REREG_MR_CHANGE_PD,
         IB_MR_REREG_ACCESS = IBV_REREG_MR_CHANGE_ACCESS,
         IB_CQ_MODERATE = IBV_CQ_ATTR_MODERATE,
+        IB_ODP_SUPPORT = IBV_ODP_SUPPORT,
+        IB_ODP_SUPPORT_IMPLICIT = IBV_ODP_SUPPORT_IMPLICIT,
+        IB_ODP_SUPPORT_SEND = IBV_ODP_SUPPORT_SEND,
+        IB_ODP_SUPPORT_RECV = IBV_ODP_SUPPORT_RECV,
+        IB_ODP_SUPPORT_WRITE = IBV_ODP_SUPPORT_WRITE,
+        IB_ODP_SUPPORT_READ = IBV_ODP_SUPPORT_READ,
+        IB_ODP_SUPPORT_ATOMIC = IBV_ODP_SUPPORT_ATOMIC,
+        IB_ODP_SUPPORT_SRQ_RECV = IBV_ODP_SUPPORT_SRQ_RECV,
         IBV_WC_GRH = IBV_WC_GRH,
         IBV_WC_WITH_IMM = IBV_WC_WITH_IMM,
         IBV_WC_IP_CSUM_OK = IBV_WC_IP_CSUM_OK,
@@ -100,7 +108,7 @@ fn table() -> Vec<(i128, &'static str)> {
 #[test]
 fn ib_verbs_values_match_libibverbs() {
     let table = table();
-    assert_eq!(table.len(), 79, "entries in the table");
+    assert_eq!(table.len(), 87, "entries in the table");
     common::assert_matches_c(
         "ib_verbs",
         "#include <infiniband/verbs.h>\n",

@@ -136,6 +136,17 @@ pub(super) fn device_attr_ex(cfg: &ModelConfig) -> uapi::ib_uverbs_ex_query_devi
     r.timestamp_mask = (1u64 << 63) - 1;
     r.hca_core_clock = HCA_CORE_CLOCK_KHZ;
     r.device_cap_flags_ex = DEVICE_CAP_FLAGS;
+    // On-demand paging as mlx5_ib reports a ConnectX's (`mlx5_ib_internal_fill_odp_caps`): RC
+    // all of it, UD sends and SRQ receives; implicit regions. No XRC (the model has no XRC).
+    use uapi::ib_verbs::*;
+    r.odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+    r.odp_caps.per_transport_caps.rc_odp_caps = IB_ODP_SUPPORT_SEND
+        | IB_ODP_SUPPORT_RECV
+        | IB_ODP_SUPPORT_WRITE
+        | IB_ODP_SUPPORT_READ
+        | IB_ODP_SUPPORT_ATOMIC
+        | IB_ODP_SUPPORT_SRQ_RECV;
+    r.odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_SRQ_RECV;
     r
 }
 

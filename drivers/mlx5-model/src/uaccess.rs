@@ -206,6 +206,18 @@ fn check_mapped(addr: u64, len: u64, write: bool, pin: bool) -> Result<(), Errno
     }
 }
 
+/// Whether the device can fault in `len` bytes at `addr` of `space` for an on-demand region
+/// (writable ones where it writes): what a ConnectX's page fault asks of the kernel, which fails
+/// for memory the process has unmapped or protected. Read from the process's `maps`.
+pub(crate) fn faultable(space: crate::hca::Space, addr: u64, len: u64, write: bool) -> bool {
+    let dir = match space {
+        crate::hca::Space::Local => std::path::PathBuf::from("/proc/self"),
+        crate::hca::Space::Remote { pid } => std::path::PathBuf::from(format!("/proc/{pid}")),
+    };
+    std::fs::read_to_string(dir.join("maps"))
+        .is_ok_and(|text| len == 0 || covered(&parse_maps(&text), addr, len, write, false))
+}
+
 /// What `ib_umem_get` checks before it pins `len` bytes at `addr` for the device: the range does not
 /// wrap (`EINVAL`), is not empty (`EINVAL`), and every page of it is mapped, readable, writable if
 /// the device writes to it, and not device memory (`EFAULT`, as `pin_user_pages` fails).

@@ -221,6 +221,28 @@ impl Ucontext {
         Ok((resp.lkey, resp.rkey))
     }
 
+    /// `ADVISE_MR` (an ioctl method of the MR object, naming protection domain `pd`): `advice`
+    /// (`IB_UVERBS_ADVISE_MR_ADVICE_*`) for the on-demand memory `sges` name, each by a local key
+    /// of a region in `pd`; with `IB_UVERBS_ADVISE_MR_FLAG_FLUSH` in `flags`, the call returns
+    /// once the pages are in.
+    pub fn advise_mr(
+        &self,
+        pd: u32,
+        advice: u32,
+        flags: u32,
+        sges: &[crate::wr::Sge],
+    ) -> Result<()> {
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_MR, uapi::UVERBS_METHOD_ADVISE_MR);
+        cmd.idr(uapi::UVERBS_ATTR_ADVISE_MR_PD_HANDLE, pd);
+        cmd.in_u64(uapi::UVERBS_ATTR_ADVISE_MR_ADVICE, u64::from(advice));
+        cmd.in_u32(uapi::UVERBS_ATTR_ADVISE_MR_FLAGS, flags);
+        cmd.in_bytes(uapi::UVERBS_ATTR_ADVISE_MR_SGE_LIST, sges.as_bytes());
+        // SAFETY: the entries are read by the kernel during the call (a pointer attribute); the
+        // addresses they name are only looked up in regions already registered (paged in, never
+        // written with data).
+        unsafe { self.channel().ioctl(Verb::AdviseMr, &mut cmd) }
+    }
+
     /// Deregisters a memory region.
     pub fn dereg_mr(&self, handle: u32) -> Result<()> {
         let legacy = (

@@ -81,6 +81,36 @@ impl Mr {
     pub fn pd(&self) -> &Arc<Pd> {
         &self.pd
     }
+
+    /// `REG_MR` of the whole address space, paged in on demand (an implicit on-demand region:
+    /// address 0, length `u64::MAX`, IOVA 0, `IB_UVERBS_ACCESS_ON_DEMAND` added to `access`).
+    /// Scatter entries and peers name memory by its address in this process.
+    ///
+    /// # Safety
+    /// The keys reach every byte of this process's address space until the registration is
+    /// dropped (and for good if the kernel then refuses to deregister): a work request naming any
+    /// address makes the device read or write it, and with remote access flags a peer holding the
+    /// rkey reads or writes any memory of the process. The caller must make sure that only memory
+    /// meant for it is ever named, by its own work requests (the post contracts, for all memory)
+    /// and by every peer the rkey is given to.
+    pub unsafe fn register_implicit_on_demand(pd: &Arc<Pd>, access: u32) -> Result<Arc<Mr>> {
+        let access = access | uapi::IB_UVERBS_ACCESS_ON_DEMAND;
+        // SAFETY: this function's contract: the caller answers for every address the keys reach.
+        let keys = unsafe {
+            pd.device()
+                .ucontext()
+                .reg_mr(pd.handle(), 0, u64::MAX, 0, access)
+        }
+        .map_err(|e| {
+            let implicit = uapi::ib_verbs::IB_ODP_SUPPORT | uapi::ib_verbs::IB_ODP_SUPPORT_IMPLICIT;
+            on_demand_refusal(pd, access, implicit, e)
+        })?;
+        Ok(Arc::new(Mr {
+            pd: Arc::clone(pd),
+            keys,
+            memory: Mutex::new(None),
+        }))
+    }
 }
 
 impl Drop for Mr {
@@ -282,7 +312,8 @@ impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
             pd.device()
                 .ucontext()
                 .reg_mr(pd.handle(), addr, bytes as u64, iova, access)
-        }?;
+        }
+        .map_err(|e| on_demand_refusal(pd, access, uapi::ib_verbs::IB_ODP_SUPPORT, e))?;
         Ok(Region {
             elements,
             len,
@@ -297,6 +328,22 @@ impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
             _borrow: PhantomData,
             _elements: PhantomData,
         })
+    }
+}
+
+/// A registration the kernel refused: where it asked for on-demand paging (`access`) and the
+/// device lacks the `needed` general ODP capabilities, [`Error::Unsupported`], whatever errno the
+/// kernel chose (6.1 answers `EINVAL`, later kernels `EOPNOTSUPP`); otherwise `error` itself. Asks
+/// the device only on this error path.
+fn on_demand_refusal(pd: &Pd, access: u32, needed: u64, error: Error) -> Error {
+    if access & uapi::IB_UVERBS_ACCESS_ON_DEMAND == 0 || !matches!(error, Error::Kernel { .. }) {
+        return error;
+    }
+    match pd.device().ucontext().query_device() {
+        Ok(attrs) if attrs.resp.odp_caps.general_caps & needed != needed => {
+            Error::Unsupported { verb: Verb::RegMr }
+        }
+        _ => error,
     }
 }
 

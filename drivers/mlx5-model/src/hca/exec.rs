@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::parse::{Piece, Sge, Wqe};
 use super::state::{event, qps, RecvSlot, Retry, State};
 use super::{mem, Space, Transport, PORT_MTU};
+use uverbs_uapi as uapi;
 // The CQE opcodes and error syndromes the HCA writes, and the WQE opcodes it executes, are the
 // hardware format's numbers (PRM); they are taken from the driver's definitions rather than written
 // twice. `drivers/tests/mlx5_golden.rs` checks those definitions against `mlx5dv.h`, independently of
@@ -142,10 +143,24 @@ impl State {
         Self::in_region(mr, pdn, addr, len, need)
     }
 
+    /// The host range, checked: PD, access, bounds; and for an on-demand region, that its pages
+    /// can be faulted in now (a pinned region's were checked when it was registered). A page that
+    /// cannot is an access error, as a ConnectX's failed page fault is. (The model checks the
+    /// process's mappings, then copies: memory the process unmaps between the two, while the device
+    /// uses it, is out of what the model models.)
     fn in_region(mr: &super::MrDesc, pdn: u32, addr: u64, len: u64, need: u32) -> Option<Host> {
         let off = addr.checked_sub(mr.iova)?;
         let ok = mr.pdn == pdn && mr.access & need == need && off.checked_add(len)? <= mr.len;
-        ok.then(|| (mr.space, mr.host + off as usize))
+        let host = mr.host.checked_add(usize::try_from(off).ok()?)?;
+        if ok && mr.access & uapi::IB_UVERBS_ACCESS_ON_DEMAND != 0 {
+            let writes = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE
+                | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE
+                | uapi::IB_UVERBS_ACCESS_REMOTE_ATOMIC;
+            if !crate::uaccess::faultable(mr.space, host as u64, len, need & writes != 0) {
+                return None;
+            }
+        }
+        ok.then_some((mr.space, host))
     }
 
     /// Reads a WQE's data (gather list or inline bytes) from local memory.

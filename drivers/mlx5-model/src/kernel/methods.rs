@@ -19,7 +19,7 @@ use super::device::{
 };
 use super::ioctl::{Access, Bundle, Spec, Ty};
 use super::pd_mr::{
-    m_pd_query, m_query_mr, w_alloc_pd, w_dealloc_pd, w_dereg_mr, w_reg_mr, w_rereg_mr,
+    m_advise_mr, m_pd_query, m_query_mr, w_alloc_pd, w_dealloc_pd, w_dereg_mr, w_reg_mr, w_rereg_mr,
 };
 use super::qp::{
     m_qp_create, m_qp_destroy, w_attach_mcast, w_create_qp, w_destroy_qp, w_detach_mcast,
@@ -438,6 +438,25 @@ mod specs {
         ),
         ptr_out(MLX5_IB_ATTR_QUERY_PD_RESP_PDN, 4, true),
     ];
+    pub(super) const ADVISE_MR: &[Spec] = &[
+        idr(
+            UVERBS_ATTR_ADVISE_MR_PD_HANDLE,
+            UVERBS_OBJECT_PD,
+            Access::Read,
+            true,
+        ),
+        const_in(UVERBS_ATTR_ADVISE_MR_ADVICE, true),
+        flags_in(UVERBS_ATTR_ADVISE_MR_FLAGS, true),
+        Spec {
+            id: UVERBS_ATTR_ADVISE_MR_SGE_LIST,
+            ty: Ty::In {
+                min: sz::<ib_uverbs_sge>() as u16,
+                max: u16::MAX,
+                zero_trailing: false,
+            },
+            mandatory: true,
+        },
+    ];
     pub(super) const QUERY_MR: &[Spec] = &[
         idr(
             UVERBS_ATTR_QUERY_MR_HANDLE,
@@ -757,6 +776,13 @@ const METHODS: &[MethodDef] = &[
         attrs: specs::PD_QUERY,
         udata: false,
         run: m_pd_query,
+    },
+    MethodDef {
+        object: uapi::UVERBS_OBJECT_MR,
+        method: uapi::UVERBS_METHOD_ADVISE_MR,
+        attrs: specs::ADVISE_MR,
+        udata: false,
+        run: m_advise_mr,
     },
     MethodDef {
         object: uapi::UVERBS_OBJECT_MR,

@@ -3,7 +3,7 @@
 
 use nix::errno::Errno;
 use uverbs_uapi as uapi;
-use zerocopy::IntoBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 use super::ioctl::Bundle;
 use super::write::Io;
@@ -47,6 +47,32 @@ pub(super) fn m_query_mr(_: &File, st: &mut FileState, b: &mut Bundle) -> Result
         &length.to_ne_bytes(),
     )?;
     b.copy_to(uapi::UVERBS_ATTR_QUERY_MR_RESP_IOVA, &iova.to_ne_bytes())
+}
+
+/// `UVERBS_METHOD_ADVISE_MR`: the advice, the flush flag (the model's prefetches are done when
+/// they return either way) and the entries, checked as `UVERBS_HANDLER(UVERBS_METHOD_ADVISE_MR)`
+/// and `mlx5_ib_advise_mr` check them.
+pub(super) fn m_advise_mr(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Errno> {
+    let pd = b
+        .handle(uapi::UVERBS_ATTR_ADVISE_MR_PD_HANDLE)
+        .ok_or(Errno::EINVAL)?;
+    let advice = b.get_const(uapi::UVERBS_ATTR_ADVISE_MR_ADVICE, u64::from(u32::MAX))? as u32;
+    b.flags32(
+        uapi::UVERBS_ATTR_ADVISE_MR_FLAGS,
+        uapi::IB_UVERBS_ADVISE_MR_FLAG_FLUSH,
+    )?;
+    let bytes = b
+        .bytes(uapi::UVERBS_ATTR_ADVISE_MR_SGE_LIST)
+        .ok_or(Errno::EINVAL)?;
+    let size = std::mem::size_of::<uapi::ib_uverbs_sge>();
+    if bytes.is_empty() || bytes.len() % size != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let sges: Vec<uapi::ib_uverbs_sge> = bytes
+        .chunks_exact(size)
+        .map(|c| uapi::ib_uverbs_sge::read_from_bytes(c).expect("an entry's size"))
+        .collect();
+    f.advise_mr(st, pd, advice, &sges)
 }
 
 pub(super) fn w_reg_mr(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {

@@ -21,11 +21,29 @@ fn check_mr_access(flags: u32) -> Result<(), Errno> {
     if flags & !(IPOIB_SUPPORTED_ACCESS | uapi::IB_UVERBS_ACCESS_OPTIONAL_RANGE) != 0 {
         return Err(Errno::EINVAL);
     }
-    if flags & uapi::IB_UVERBS_ACCESS_ON_DEMAND != 0 {
-        // No on-demand paging on this model.
-        return Err(Errno::EOPNOTSUPP);
-    }
     Ok(())
+}
+
+/// Whether `REG_MR` of `start..start + length` asks for an implicit on-demand region (the whole
+/// address space), as `mlx5_ib_reg_user_mr` decides.
+fn implicit(start: u64, length: u64, access: u32) -> bool {
+    access & uapi::IB_UVERBS_ACCESS_ON_DEMAND != 0 && start == 0 && length == u64::MAX
+}
+
+/// The memory of a region to register: pinned now (its pages must be mapped, and writable for
+/// write access), or, on demand, only a sane range (`ib_umem_odp_get`: the pages come in when the
+/// device touches them).
+fn check_memory(start: u64, length: u64, access: u32) -> Result<(), Errno> {
+    if access & uapi::IB_UVERBS_ACCESS_ON_DEMAND == 0 {
+        return uaccess::check_pin(start, length, access_writable(access));
+    }
+    if implicit(start, length, access) {
+        return Ok(());
+    }
+    if length == 0 {
+        return Err(Errno::EINVAL);
+    }
+    start.checked_add(length).ok_or(Errno::EOVERFLOW).map(drop)
 }
 
 /// `ib_access_writable`.
@@ -81,7 +99,10 @@ impl File {
         self.ctx(st)?;
         check_mr_access(req.access_flags)?;
         let pdn = Self::pd_of(st, req.pd_handle)?;
-        uaccess::check_pin(req.start, req.length, access_writable(req.access_flags))?;
+        if implicit(req.start, req.length, req.access_flags) && req.hca_va != 0 {
+            return Err(Errno::EINVAL);
+        }
+        check_memory(req.start, req.length, req.access_flags)?;
         let handle = Self::new_handle(st)?;
         let key = self.dev.alloc_mkey()?;
         self.dev.silicon.reg_mr(MrDesc {
@@ -148,8 +169,8 @@ impl File {
         } else {
             (old.host, old.length, old.iova)
         };
-        // New memory, or newly writable memory, must be pinnable as such.
-        uaccess::check_pin(host, length, access_writable(access))?;
+        // New memory, or newly writable memory, must be pinnable as such (or, on demand, sane).
+        check_memory(host, length, access)?;
         let pd = if req.flags & IB_MR_REREG_PD != 0 {
             req.pd_handle
         } else {
@@ -181,5 +202,58 @@ impl File {
             };
         }
         Ok(lkey)
+    }
+
+    /// `ADVISE_MR` (`mlx5_ib_advise_mr`): `advice` for the on-demand memory `sges` name. Each
+    /// entry's key must be that of an on-demand region of protection domain `pd` (writable for
+    /// `PREFETCH_WRITE`), else `ENOENT` (`get_prefetchable_mr`); its range must lie in the region
+    /// and, for the advice that faults pages in, be mapped (`EFAULT` otherwise). The model's
+    /// device reads process memory directly, so a prefetch has nothing more to do.
+    pub(crate) fn advise_mr(
+        &self,
+        st: &FileState,
+        pd: u32,
+        advice: u32,
+        sges: &[uapi::ib_uverbs_sge],
+    ) -> Result<(), Errno> {
+        if advice > uapi::IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        for sge in sges {
+            let mr = st
+                .objects
+                .values()
+                .find_map(|o| match o {
+                    Object::Mr(m) if m.lkey == sge.lkey => Some(m),
+                    _ => None,
+                })
+                .ok_or(Errno::ENOENT)?;
+            let odp = mr.access & uapi::IB_UVERBS_ACCESS_ON_DEMAND != 0;
+            let writable = mr.access & uapi::IB_UVERBS_ACCESS_LOCAL_WRITE != 0;
+            if mr.pd != pd
+                || !odp
+                || (advice == uapi::IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE && !writable)
+            {
+                return Err(Errno::ENOENT);
+            }
+            let len = u64::from(sge.length);
+            let inside = sge.addr >= mr.iova
+                && (sge.addr - mr.iova)
+                    .checked_add(len)
+                    .is_some_and(|end| end <= mr.length);
+            if !inside {
+                return Err(Errno::EFAULT);
+            }
+            if advice != uapi::IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT && len > 0 {
+                let host = mr.host.wrapping_add(sge.addr - mr.iova);
+                uaccess::check_pin(
+                    host,
+                    len,
+                    advice == uapi::IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+                )
+                .map_err(|_| Errno::EFAULT)?;
+            }
+        }
+        Ok(())
     }
 }
