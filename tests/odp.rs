@@ -190,10 +190,8 @@ fn the_implicit_region_reaches_any_memory_and_a_hole_is_an_error_completion() {
     guarded.fill(0x11);
     let hole = guarded.as_mut_ptr().wrapping_add(4096);
     // SAFETY: the middle page of a mapping this test owns becomes inaccessible; nothing reads it.
-    assert_eq!(
-        unsafe { libc::mprotect(hole.cast(), 4096, libc::PROT_NONE) },
-        0
-    );
+    let rc = unsafe { libc::mprotect(hole.cast(), 4096, libc::PROT_NONE) };
+    assert_eq!(rc, 0);
     let mut remote = implicit.remote(&guarded[..64]);
     remote.addr = hole as u64;
     let small = [implicit.sge(&from[..64]).unwrap()];
