@@ -134,7 +134,32 @@ impl Context {
     /// Creates a completion queue with room for at least `min_cq_entries` completions. `id` is an
     /// opaque value the kernel reports in the queue's events.
     pub fn create_cq(&self, min_cq_entries: i32, id: isize) -> io::Result<CompletionQueue<'_>> {
-        CompletionQueue::new(self, min_cq_entries, id, None, 0)
+        CompletionQueue::new(self, min_cq_entries, id, None, 0, false)
+    }
+
+    /// Creates a completion queue as `attr` says (`ibv_create_cq_ex`): its size, `id`, channel
+    /// and vector as the other constructors take them, and completion timestamps
+    /// ([`CqAttr::timestamps`]: the device's clock in every completion, read with
+    /// [`CompletionQueue::poll_timestamped`]; [`Error`](crate::Error)`::Unsupported` on rxe).
+    pub fn create_cq_ex(&self, attr: &CqAttr<'_>) -> io::Result<CompletionQueue<'_>> {
+        CompletionQueue::new(
+            self,
+            attr.min_entries,
+            attr.id,
+            attr.channel,
+            attr.comp_vector,
+            attr.timestamps,
+        )
+    }
+
+    /// The device's clock, to turn completion timestamps into wall-clock time (mlx5: the
+    /// clock-info page the kernel maps and keeps current). [`Error`](crate::Error)`::Unsupported`
+    /// where the device has none (rxe).
+    pub fn device_clock(&self) -> io::Result<DeviceClock> {
+        Ok(DeviceClock {
+            page: self.inner.drv.clock()?,
+            _ctx: Arc::clone(&self.inner),
+        })
     }
 
     /// Creates a completion queue that reports to `channel` when armed, on completion vector
@@ -146,7 +171,7 @@ impl Context {
         channel: &CompletionChannel,
         comp_vector: u32,
     ) -> io::Result<CompletionQueue<'_>> {
-        CompletionQueue::new(self, min_cq_entries, id, Some(channel), comp_vector)
+        CompletionQueue::new(self, min_cq_entries, id, Some(channel), comp_vector, false)
     }
 
     /// Creates a completion channel (`ibv_create_comp_channel`).
@@ -354,5 +379,45 @@ mod tests {
     #[test]
     fn context_is_send_and_sync() {
         assert_send_sync::<Context>();
+    }
+}
+
+/// What [`Context::create_cq_ex`] creates (the parts of `struct ibv_cq_init_attr_ex` uverbs
+/// takes).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CqAttr<'a> {
+    /// At least this many completions (1 or more).
+    pub min_entries: i32,
+    /// The opaque value the queue's events report.
+    pub id: isize,
+    /// The completion channel it reports to when armed.
+    pub channel: Option<&'a CompletionChannel>,
+    /// The completion vector (below [`Context::num_comp_vectors`]).
+    pub comp_vector: u32,
+    /// The device's clock in every completion (`IBV_WC_EX_WITH_COMPLETION_TIMESTAMP`).
+    pub timestamps: bool,
+}
+
+/// The device's free-running clock, as wall-clock time: from [`Context::device_clock`].
+///
+/// Completion timestamps ([`crate::TimestampedWc::timestamp`]) count the device's cycles
+/// (`DeviceAttr::hca_core_clock` kHz). This converts them as `mlx5dv_ts_to_ns` does, through the
+/// reference point the kernel keeps current (read anew on every call, under its sequence count).
+#[derive(Debug, Clone)]
+pub struct DeviceClock {
+    page: Arc<uverbs_drivers::mlx5::clock::ClockPage>,
+    _ctx: Arc<Inner>,
+}
+
+impl DeviceClock {
+    /// Nanoseconds since the Unix epoch (the kernel's `CLOCK_REALTIME`) at device time
+    /// `timestamp`.
+    pub fn to_unix_nanos(&self, timestamp: u64) -> u64 {
+        uverbs_drivers::mlx5::clock::ts_to_ns(&self.page.read(), timestamp)
+    }
+
+    /// The wall-clock time at device time `timestamp`.
+    pub fn to_system_time(&self, timestamp: u64) -> std::time::SystemTime {
+        std::time::UNIX_EPOCH + std::time::Duration::from_nanos(self.to_unix_nanos(timestamp))
     }
 }

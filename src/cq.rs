@@ -20,6 +20,8 @@ pub(crate) struct CqInner {
     // Dropped before the others: the CQ is destroyed while its channel and context are still open.
     pub(crate) imp: Cq,
     pub(crate) id: isize,
+    /// Whether its completions carry the device's clock (`IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION`).
+    timestamps: bool,
     /// The user handle its events carry, under which the context finds it
     /// ([`crate::context::CqEvents`]).
     event_key: u64,
@@ -59,6 +61,7 @@ impl<'ctx> CompletionQueue<'ctx> {
         id: isize,
         channel: Option<&CompletionChannel>,
         comp_vector: u32,
+        timestamps: bool,
     ) -> io::Result<CompletionQueue<'ctx>> {
         let inner = ctx.inner();
         let cqe = u32::try_from(min_cq_entries)
@@ -83,10 +86,16 @@ impl<'ctx> CompletionQueue<'ctx> {
             user_handle: event_key,
             comp_vector,
             channel: channel.map(|c| c.inner.fd.as_fd()),
+            flags: if timestamps {
+                uverbs_drivers::uapi::IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION
+            } else {
+                0
+            },
         };
         let cq = Arc::new(CqInner {
             imp: Cq::create(&inner.drv, &init)?,
             id,
+            timestamps,
             event_key,
             _channel: channel.cloned(),
             _ctx: Arc::clone(inner),
@@ -105,6 +114,25 @@ impl<'ctx> CompletionQueue<'ctx> {
     /// `qp_num` are meaningful.
     #[inline]
     pub fn poll<'c>(&self, completions: &'c mut [ibv_wc]) -> io::Result<&'c mut [ibv_wc]> {
+        let n = self.inner.imp.poll(completions)?;
+        Ok(&mut completions[..n])
+    }
+
+    /// [`poll`](Self::poll) with each completion's timestamp: the device's clock when the work
+    /// completed, in its cycles (convert with [`crate::DeviceClock`]). For a queue created with
+    /// [`crate::CqAttr::timestamps`]; any other is `InvalidArgument`. A completion in error has
+    /// timestamp 0.
+    pub fn poll_timestamped<'c>(
+        &self,
+        completions: &'c mut [TimestampedWc],
+    ) -> io::Result<&'c mut [TimestampedWc]> {
+        if !self.inner.timestamps {
+            return Err(Error::InvalidArgument {
+                verb: Verb::PollCq,
+                what: "the completion queue was created without timestamps".into(),
+            }
+            .into());
+        }
         let n = self.inner.imp.poll(completions)?;
         Ok(&mut completions[..n])
     }
@@ -162,5 +190,25 @@ impl<'ctx> CompletionQueue<'ctx> {
     /// rxe, which has no moderation; mlx5 takes periods up to 4095 µs.
     pub fn set_moderation(&self, count: u16, period_us: u16) -> io::Result<()> {
         Ok(self.inner.imp.moderate(count, period_us)?)
+    }
+}
+
+/// A completion with the device's clock when it completed, from
+/// [`CompletionQueue::poll_timestamped`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimestampedWc {
+    /// The completion.
+    pub wc: ibv_wc,
+    /// The device's clock, in its cycles (0 for a completion in error).
+    pub timestamp: u64,
+}
+
+impl From<uverbs_drivers::wc::WorkCompletion> for TimestampedWc {
+    #[inline]
+    fn from(c: uverbs_drivers::wc::WorkCompletion) -> TimestampedWc {
+        TimestampedWc {
+            timestamp: c.timestamp,
+            wc: ibv_wc::from(c),
+        }
     }
 }

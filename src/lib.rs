@@ -71,8 +71,8 @@ pub use attr::{
     OdpCaps, PhysState, PortAttr, PortCapFlags, PortState, Speed, Width,
 };
 pub use channel::CompletionChannel;
-pub use context::Context;
-pub use cq::CompletionQueue;
+pub use context::{Context, CqAttr, DeviceClock};
+pub use cq::{CompletionQueue, TimestampedWc};
 pub use device::{devices, CommandPath, Device, DeviceList, DeviceListIter, Driver, Guid};
 pub use event::{AsyncEvent, AsyncEventKind};
 pub use ibv::{

@@ -40,6 +40,9 @@ fn public_types_are_send_and_sync() {
     send_sync::<uverbs::Iova>();
     send_sync::<uverbs::ImplicitOdpRegion>();
     send_sync::<uverbs::MrAdvice>();
+    send_sync::<uverbs::DeviceClock>();
+    send_sync::<uverbs::TimestampedWc>();
+    send_sync::<uverbs::CqAttr<'static>>();
     // The connection manager.
     send_sync::<cm::EventChannel>();
     send_sync::<cm::CmId>();

@@ -61,6 +61,14 @@ pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
         self.ucontext().alloc_pd(&mut [])
     }
 
+    /// The device's clock-info page, for converting completion timestamps to wall-clock time;
+    /// [`Error::Unsupported`] where the backend has none.
+    fn clock(&self) -> Result<Arc<crate::mlx5::clock::ClockPage>> {
+        Err(Error::Unsupported {
+            verb: Verb::ReadClock,
+        })
+    }
+
     /// Whether the backend binds memory windows (type 2, by work request).
     fn supports_memory_windows(&self) -> bool {
         true
@@ -97,6 +105,9 @@ pub struct CqInit<'a> {
     pub comp_vector: u32,
     /// The completion channel its events go to.
     pub channel: Option<BorrowedFd<'a>>,
+    /// `IB_UVERBS_CQ_FLAGS_*`: `TIMESTAMP_COMPLETION` asks for the device's clock in every
+    /// completion ([`WorkCompletion::timestamp`]).
+    pub flags: u32,
 }
 
 /// What creating an address handle takes: the kernel's address attributes, and what the caller knows

@@ -368,6 +368,16 @@ impl Channel {
         })
     }
 
+    /// [`Channel::map`], read-only (a page the kernel refuses to map writable).
+    pub fn map_read_only(&self, len: usize, offset: u64) -> Result<memmap2::MmapRaw> {
+        self.file.mmap_read_only(len, offset).map_err(|e| {
+            Error::kernel(
+                Verb::Mmap,
+                Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
+            )
+        })
+    }
+
     /// The `enum rdma_driver_id` value every ioctl header carries.
     pub fn driver_id(&self) -> u32 {
         self.driver_id

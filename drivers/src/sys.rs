@@ -159,6 +159,15 @@ impl DeviceFile {
         }
     }
 
+    /// [`DeviceFile::mmap`], read-only on a kernel file (a model's pages come as the model maps
+    /// them; the callers only read them).
+    pub fn mmap_read_only(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
+        match self {
+            DeviceFile::Kernel(fd) => map_shared_read_only(fd.as_fd(), len, offset),
+            DeviceFile::Model(_) => self.mmap(len, offset),
+        }
+    }
+
     /// The descriptor of the file.
     pub fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
@@ -235,6 +244,19 @@ pub fn map_shared(
         .len(len)
         .offset(offset)
         .map_raw(fd.as_raw_fd())
+}
+
+/// `mmap(2)` of `len` bytes of `fd` at `offset`, shared and read-only (pages the kernel refuses to
+/// map writable: mlx5's clock-info page).
+pub fn map_shared_read_only(
+    fd: BorrowedFd<'_>,
+    len: usize,
+    offset: u64,
+) -> std::io::Result<memmap2::MmapRaw> {
+    memmap2::MmapOptions::new()
+        .len(len)
+        .offset(offset)
+        .map_raw_read_only(fd.as_raw_fd())
 }
 
 /// Reads one event (or several, if the buffer is larger) from an event file.

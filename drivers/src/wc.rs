@@ -72,6 +72,10 @@ pub struct WorkCompletion {
     pub sl: u8,
     /// Destination LID path bits.
     pub dlid_path_bits: u8,
+    /// The device's clock when the work completed (mlx5: the CQE's timestamp, in the device's
+    /// cycles, `hca_core_clock` kHz); 0 on rxe and for errors. Meaningful on a CQ created with
+    /// `IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION`.
+    pub timestamp: u64,
 }
 
 impl WorkCompletion {
@@ -98,6 +102,8 @@ impl WorkCompletion {
             slid: wc.slid,
             sl: wc.sl,
             dlid_path_bits: wc.dlid_path_bits,
+            // The kernel's record has no timestamp (rxe refuses timestamped CQs).
+            timestamp: 0,
         }
     }
 }

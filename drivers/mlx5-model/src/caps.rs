@@ -184,6 +184,7 @@ pub(super) fn ucontext_resp() -> uapi::mlx5_ib_alloc_ucontext_resp {
     r.max_send_wqebb = 1 << LOG_MAX_QP_SZ;
     r.max_recv_wr = 1 << LOG_MAX_QP_SZ;
     r.max_srq_recv_wr = 1 << LOG_MAX_SRQ_SZ;
+    r.clock_info_versions = 1 << uapi::MLX5_IB_CLOCK_INFO_V1;
     r.num_ports = 1;
     r.cmds_supp_uhw =
         uapi::MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE | uapi::MLX5_USER_CMDS_SUPP_UHW_CREATE_AH;

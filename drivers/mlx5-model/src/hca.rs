@@ -97,6 +97,42 @@ pub const PORT_MTU: u32 = 4096;
 /// `ib_qp_attr_mask` bits [`Hca::modify_qp`] looks at: the kernel's state table's own.
 pub use uverbs_drivers::qp_state::mask as qp_attr_mask;
 
+/// When the device clock started, and the wall-clock time then (nanoseconds since the Unix epoch):
+/// the reference point of the clock-info page.
+static CLOCK_EPOCH: std::sync::OnceLock<(Instant, u64)> = std::sync::OnceLock::new();
+
+fn clock_epoch() -> (Instant, u64) {
+    *CLOCK_EPOCH.get_or_init(|| {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        (Instant::now(), wall)
+    })
+}
+
+/// The device's free-running clock: one cycle a nanosecond (`hca_core_clock` is 1 GHz), counted
+/// from the process's first look at it. What every CQE's `timestamp` holds.
+pub fn device_clock() -> u64 {
+    clock_epoch().0.elapsed().as_nanos() as u64
+}
+
+/// The clock-info page the kernel half maps out (`MLX5_IB_MMAP_CLOCK_INFO`): cycle 0 is the
+/// epoch's wall-clock time, one nanosecond a cycle (`mult` 1, `shift` 0). The clock never
+/// overflows a 63-bit count, so the page needs no updates.
+pub fn clock_info() -> uverbs_uapi::mlx5_ib_clock_info {
+    uverbs_uapi::mlx5_ib_clock_info {
+        sign: 0,
+        resv: 0,
+        nsec: clock_epoch().1,
+        cycles: 0,
+        frac: 0,
+        mult: 1,
+        shift: 0,
+        mask: (1u64 << 63) - 1,
+        overflow_period: u64::MAX,
+    }
+}
+
 /// Where the HCA delivers events: implemented by the kernel half, which owns the event files.
 pub trait EventSink: Send + Sync + std::fmt::Debug {
     /// A completion event for a CQ (the kernel half writes `ib_uverbs_comp_event_desc` with the CQ's

@@ -452,6 +452,9 @@ pub(crate) struct Device {
     state: Mutex<DevState>,
     /// The descriptor that stands for the device file (`ModelFile::as_fd`).
     node_fd: OwnedFd,
+    /// The clock-info page (`MLX5_IB_MMAP_CLOCK_INFO`): a memfd page holding
+    /// [`hca::clock_info`], which every context maps.
+    clock_fd: OwnedFd,
     /// The open files by id, for [`Mlx5Model::objects`] (a file removes itself when it closes).
     open_files: Mutex<BTreeMap<u64, Weak<kernel::File>>>,
     ifindex: u32,
@@ -542,6 +545,8 @@ impl Device {
         let sysfs = sysfs::Sysfs::create(&cfg, index, cfg.port_active)
             .map_err(|e| setup_error("writing its sysfs tree", e))?;
         let node_fd = uar::create_memfd().map_err(|e| setup_error("memfd_create", e))?;
+        let clock_fd = uar::clock_page(&hca::clock_info())
+            .map_err(|e| setup_error("the clock-info page", e))?;
         let events = Arc::new(Events::default());
         let silicon = make(cfg.gids.clone(), Arc::new(Sink(Arc::clone(&events))));
         if !cfg.port_active {
@@ -576,6 +581,7 @@ impl Device {
             silicon,
             events,
             node_fd,
+            clock_fd,
             open_files: Mutex::new(BTreeMap::new()),
             ifindex,
             ioctls: AtomicU64::new(0),

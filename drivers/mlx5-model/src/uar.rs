@@ -55,6 +55,18 @@ pub(super) fn create_memfd() -> Result<OwnedFd, Errno> {
     memfd_create(UAR_MEMFD_NAME, MFdFlags::MFD_CLOEXEC)
 }
 
+/// A one-page memfd holding `info` (the clock-info page every context maps read-only).
+pub(super) fn clock_page(info: &uverbs_uapi::mlx5_ib_clock_info) -> Result<OwnedFd, Errno> {
+    use zerocopy::IntoBytes;
+    let fd = memfd_create(c"mlx5-model-clock", MFdFlags::MFD_CLOEXEC)?;
+    nix::unistd::ftruncate(&fd, uverbs_drivers::sys::page_size() as i64)?;
+    let bytes = info.as_bytes();
+    if nix::sys::uio::pwrite(&fd, bytes, 0)? != bytes.len() {
+        return Err(Errno::EIO);
+    }
+    Ok(fd)
+}
+
 /// The mmap offset of the entry whose page offset key is `pgoff` (`mlx5_entry_to_mmap_offset`):
 /// the command in bits 8..16 of the page offset, the index's low byte below it and its high byte
 /// in bits 16..24.

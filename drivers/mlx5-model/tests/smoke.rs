@@ -228,6 +228,7 @@ fn rc_loopback_on_one_queue_pair() {
             user_handle: 0,
             comp_vector: 0,
             channel: None,
+            flags: 0,
         },
     )
     .unwrap();
@@ -382,6 +383,7 @@ fn ud_datagram_to_itself_and_arming() {
             user_handle: 77,
             comp_vector: 0,
             channel: Some(std::os::fd::AsFd::as_fd(&channel)),
+            flags: 0,
         },
     )
     .unwrap();
@@ -474,6 +476,7 @@ fn reset_and_destroy_remove_only_their_queue_pairs_completions() {
             user_handle: 0,
             comp_vector: 0,
             channel: None,
+            flags: 0,
         },
     )
     .unwrap();

@@ -348,11 +348,34 @@ impl Ucontext {
         user_handle: u64,
         comp_vector: u32,
         channel: Option<BorrowedFd<'_>>,
+        flags: u32,
         drv_out: &mut [u8],
     ) -> Result<(u32, u32)> {
         // SAFETY: no driver request, so the command names no user memory but `drv_out` and the
         // outputs `create_cq_with_udata` borrows for the call.
-        unsafe { self.create_cq_with_udata(cqe, user_handle, comp_vector, channel, &[], drv_out) }
+        unsafe {
+            self.create_cq_with_flags(cqe, user_handle, comp_vector, channel, flags, &[], drv_out)
+        }
+    }
+
+    /// [`Ucontext::create_cq`] with driver data in both directions: `drv_in` is the driver's request
+    /// (mlx5: `mlx5_ib_create_cq`, where the CQ buffer and doorbell record are).
+    ///
+    /// # Safety
+    /// As [`Ucontext::create_cq_with_flags`].
+    pub unsafe fn create_cq_with_udata(
+        &self,
+        cqe: u32,
+        user_handle: u64,
+        comp_vector: u32,
+        channel: Option<BorrowedFd<'_>>,
+        drv_in: &[u8],
+        drv_out: &mut [u8],
+    ) -> Result<(u32, u32)> {
+        // SAFETY: this function's contract, which is `create_cq_with_flags`'.
+        unsafe {
+            self.create_cq_with_flags(cqe, user_handle, comp_vector, channel, 0, drv_in, drv_out)
+        }
     }
 
     /// `RESIZE_CQ`: room for at least `cqe` completions in CQ `handle`, the pending ones kept;
@@ -409,20 +432,23 @@ impl Ucontext {
         }
     }
 
-    /// [`Ucontext::create_cq`] with driver data in both directions: `drv_in` is the driver's request
-    /// (mlx5: `mlx5_ib_create_cq`, where the CQ buffer and doorbell record are).
+    /// `CREATE_CQ` with `flags` (`IB_UVERBS_CQ_FLAGS_*`: completion timestamps; an ioctl attribute,
+    /// or `EX_CREATE_CQ` on the write path) and driver data in both directions: `drv_in` is the
+    /// driver's request (mlx5: `mlx5_ib_create_cq`, where the CQ buffer and doorbell record are).
     ///
     /// # Safety
     /// Any address `drv_in` names (mlx5: the CQ ring and its doorbell record, which the device
     /// then writes) must keep [`crate::chan::Channel::ioctl`]'s contract for as long as the CQ
     /// exists: owned by the caller for the device, untouched by others, allocated until after
     /// [`Ucontext::destroy_cq`] succeeded.
-    pub unsafe fn create_cq_with_udata(
+    #[allow(clippy::too_many_arguments)] // The command's fields, one to one.
+    pub unsafe fn create_cq_with_flags(
         &self,
         cqe: u32,
         user_handle: u64,
         comp_vector: u32,
         channel: Option<BorrowedFd<'_>>,
+        flags: u32,
         drv_in: &[u8],
         drv_out: &mut [u8],
     ) -> Result<(u32, u32)> {
@@ -437,6 +463,9 @@ impl Ucontext {
         }
         cmd.fd(uapi::UVERBS_ATTR_CREATE_CQ_EVENT_FD, self.async_fd())
             .optional();
+        if flags != 0 {
+            cmd.in_u32(uapi::UVERBS_ATTR_CREATE_CQ_FLAGS, flags);
+        }
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_CQ_RESP_CQE, &mut granted);
         cmd.uhw_in(drv_in).uhw_out(drv_out);
         // SAFETY: the pointer attributes are `granted` and the udata slices, borrowed for the call;
@@ -444,6 +473,27 @@ impl Ucontext {
         if unsafe { self.channel().ioctl_or_write(Verb::CreateCq, &mut cmd) }? == Outcome::Done {
             let h = cmd.handle(handle);
             return Ok((h, granted));
+        }
+        if flags != 0 {
+            let mut req = uapi::ib_uverbs_ex_create_cq::new_zeroed();
+            req.user_handle = user_handle;
+            req.cqe = cqe;
+            req.comp_vector = comp_vector;
+            req.comp_channel = channel.map_or(-1, |fd| fd.as_raw_fd());
+            req.flags = flags;
+            let mut resp = uapi::ib_uverbs_ex_create_cq_resp::new_zeroed();
+            // SAFETY: as below.
+            unsafe {
+                self.channel().write_ex(
+                    Verb::CreateCq,
+                    uapi::IB_USER_VERBS_EX_CMD_CREATE_CQ,
+                    &mut req,
+                    &mut resp,
+                    drv_in,
+                    drv_out,
+                )
+            }?;
+            return Ok((resp.base.cq_handle, resp.base.cqe));
         }
         let mut req = uapi::ib_uverbs_create_cq::new_zeroed();
         req.user_handle = user_handle;

@@ -212,11 +212,12 @@ impl Mlx5Cq {
         // move into the `Mlx5Cq` (or, on the error paths below, are freed only once the kernel CQ
         // is destroyed, else leaked), and its `Drop` frees them only after `destroy_cq` succeeded.
         let (handle, granted) = unsafe {
-            ctx.create_cq_with_udata(
+            ctx.create_cq_with_flags(
                 ncqe - 1,
                 init.user_handle,
                 init.comp_vector,
                 init.channel,
+                init.flags,
                 cmd.as_bytes(),
                 resp.as_mut_bytes(),
             )

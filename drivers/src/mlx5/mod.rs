@@ -26,6 +26,7 @@
 
 pub mod ah;
 pub mod buf;
+pub mod clock;
 pub mod cq;
 pub mod cqe;
 pub mod doorbell;
@@ -70,6 +71,7 @@ pub struct Mlx5Context {
     resp: uapi::mlx5_ib_alloc_ucontext_resp,
     uars: OnceLock<Arc<uar::Uars>>,
     uar_init: Mutex<()>,
+    clock: OnceLock<Arc<clock::ClockPage>>,
     dbrecs: Arc<buf::DbrecPool>,
     pub(crate) resources: ResourceTable,
 }
@@ -137,6 +139,19 @@ impl Mlx5Context {
         let layout = uar::UarLayout::new(&self.resp, crate::sys::page_size())?;
         let uars = Arc::new(uar::Uars::map(chan, layout)?);
         Ok(self.uars.get_or_init(|| uars))
+    }
+
+    /// The clock-info page, mapped on first use.
+    pub fn clock(&self) -> Result<Arc<clock::ClockPage>> {
+        if let Some(c) = self.clock.get() {
+            return Ok(Arc::clone(c));
+        }
+        let _guard = self.uar_init.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = self.clock.get() {
+            return Ok(Arc::clone(c));
+        }
+        let page = Arc::new(clock::ClockPage::map(self.uctx.channel(), &self.resp)?);
+        Ok(Arc::clone(self.clock.get_or_init(|| page)))
     }
 
     /// The context's doorbell records.
@@ -344,6 +359,10 @@ impl ResourceTable {
 }
 
 impl Provider for Mlx5Context {
+    fn clock(&self) -> Result<Arc<clock::ClockPage>> {
+        Mlx5Context::clock(self)
+    }
+
     const DRIVER: Driver = Driver::Mlx5;
     /// `MLX5_IB_UVERBS_ABI_VERSION`.
     const ABI_VERSIONS: (u32, u32) = (1, 1);
@@ -367,6 +386,7 @@ impl Provider for Mlx5Context {
             resp,
             uars: OnceLock::new(),
             uar_init: Mutex::new(()),
+            clock: OnceLock::new(),
             dbrecs: buf::DbrecPool::new(resp.cache_line_size),
             resources: ResourceTable::default(),
         })

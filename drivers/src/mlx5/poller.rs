@@ -308,11 +308,12 @@ impl<B: CqeMemory> CqPoller<B> {
         target: &mut impl CompletionTarget,
         wc: &mut WorkCompletion,
     ) -> Result<()> {
-        // Bytes 32..64 of the CQE: srqn_uidx at 0, byte_cnt at 12, sop_drop_qpn at 24,
-        // wqe_counter at 28.
+        // Bytes 32..64 of the CQE: srqn_uidx at 0, byte_cnt at 12, timestamp at 16,
+        // sop_drop_qpn at 24, wqe_counter at 28.
         const _: () = assert!(
             std::mem::offset_of!(Cqe64, srqn_uidx) == 32
                 && std::mem::offset_of!(Cqe64, byte_cnt) == 44
+                && std::mem::offset_of!(Cqe64, timestamp) == 48
                 && std::mem::offset_of!(Cqe64, sop_drop_qpn) == 56
                 && std::mem::offset_of!(Cqe64, wqe_counter) == 60
         );
@@ -344,6 +345,7 @@ impl<B: CqeMemory> CqPoller<B> {
                 _ => 0,
             },
             qp_num: qpn,
+            timestamp: u64::from_be_bytes(tail[16..24].try_into().expect("8 bytes")),
             ..WorkCompletion::default()
         };
         Ok(())
@@ -397,8 +399,11 @@ impl<B: CqeMemory> CqPoller<B> {
                 return Ok(None);
             };
             let op = cqe.opcode();
+            let failed = op == cqe_opcode::REQ_ERR || op == cqe_opcode::RESP_ERR;
             let mut wc = WorkCompletion {
                 qp_num: cqe.qpn(),
+                // An error CQE has no timestamp (its bytes there are other fields).
+                timestamp: if failed { 0 } else { cqe.timestamp.get() },
                 ..WorkCompletion::default()
             };
             let orphan = |what: &str| {

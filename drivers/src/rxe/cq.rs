@@ -44,6 +44,7 @@ impl RxeCq {
             init.user_handle,
             init.comp_vector,
             init.channel,
+            init.flags,
             resp.as_mut_bytes(),
         )?;
         let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();

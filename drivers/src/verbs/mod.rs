@@ -201,6 +201,11 @@ impl DeviceContext {
     pub fn supports_memory_windows(&self) -> bool {
         dispatch!(Backend, &self.backend, p => Provider::supports_memory_windows(p.as_ref()))
     }
+
+    /// The device's clock-info page ([`Error::Unsupported`] where the backend has none).
+    pub fn clock(&self) -> Result<Arc<crate::mlx5::clock::ClockPage>> {
+        dispatch!(Backend, &self.backend, p => Provider::clock(p.as_ref()))
+    }
 }
 
 /// The error for objects of different backends (which one context never mixes).

@@ -43,8 +43,16 @@ impl File {
             // A legacy dynamic bfreg page (`num_dyn_bfregs`): the model hands out none.
             uapi::MLX5_IB_MMAP_ALLOC_WC => err(libc::EINVAL),
             uapi::MLX5_IB_MMAP_GET_CONTIGUOUS_PAGES => err(libc::ENOSYS),
-            // No clock page and no clock info on this model.
-            uapi::MLX5_IB_MMAP_CORE_CLOCK | uapi::MLX5_IB_MMAP_CLOCK_INFO => err(libc::EOPNOTSUPP),
+            // mlx5_ib_mmap_clock_info_page: version 1, one page at most (the kernel also refuses
+            // a writable mapping, which the model's memfd cannot tell).
+            uapi::MLX5_IB_MMAP_CLOCK_INFO => {
+                if pgoff & 0xff != u64::from(uapi::MLX5_IB_CLOCK_INFO_V1) || len as u64 > page {
+                    return err(libc::EINVAL);
+                }
+                Ok((self.dev.clock_fd.try_clone()?, 0))
+            }
+            // No raw core-clock page on this model (clock info replaces it).
+            uapi::MLX5_IB_MMAP_CORE_CLOCK => err(libc::EOPNOTSUPP),
             // mlx5_ib_mmap_offset: the entry that starts at this offset (`EINVAL` for none, or one
             // destroyed), mapped whole.
             _ => match ctx.mmap_entries.get(&uar::vma_to_entry_pgoff(pgoff)) {
