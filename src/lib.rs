@@ -86,8 +86,8 @@ pub use ibv::{
 pub use memmap2;
 pub use mr::MrRange;
 pub use mr::{
-    BorrowedMemoryRegion, ImplicitOdpRegion, MemoryRegion, MrAdvice, RawMemoryRegion, Registration,
-    RemoteKey,
+    BorrowedMemoryRegion, DmabufMemoryRegion, ImplicitOdpRegion, MemoryRegion, MrAdvice,
+    RawMemoryRegion, Registration, RemoteKey,
 };
 pub use mw::MemoryWindow;
 pub use pd::ProtectionDomain;

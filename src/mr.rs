@@ -142,6 +142,98 @@ impl ImplicitOdpRegion {
     }
 }
 
+/// A dma-buf registered for RDMA ([`ProtectionDomain::register_dmabuf`]): memory another driver
+/// exports (a GPU's, or `udmabuf` over a memfd), which the device reaches without the CPU. It has no
+/// address in this process: scatter entries and peers name it by its IOVA. The kernel holds its
+/// own reference to the dma-buf until the region is dropped.
+#[derive(Debug)]
+pub struct DmabufMemoryRegion {
+    mr: Arc<Mr>,
+    iova: u64,
+    len: u64,
+    access: ibv_access_flags,
+    _pd: Arc<PdInner>,
+}
+
+impl DmabufMemoryRegion {
+    pub(crate) fn new(
+        mr: Arc<Mr>,
+        iova: u64,
+        len: u64,
+        access: ibv_access_flags,
+        pd: Arc<PdInner>,
+    ) -> Self {
+        DmabufMemoryRegion {
+            mr,
+            iova,
+            len,
+            access,
+            _pd: pd,
+        }
+    }
+
+    /// The local key, for scatter entries.
+    pub fn lkey(&self) -> u32 {
+        self.mr.keys().lkey
+    }
+
+    /// The key peers use to access the region remotely.
+    pub fn rkey(&self) -> RemoteKey {
+        RemoteKey {
+            key: self.mr.keys().rkey,
+        }
+    }
+
+    /// The access flags it was registered with.
+    pub fn access(&self) -> ibv_access_flags {
+        self.access
+    }
+
+    /// Where the device sees its first byte.
+    pub fn iova(&self) -> u64 {
+        self.iova
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// `false`: a region covers at least one byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The scatter entry for `range` (in bytes) of the region, at its IOVA; a range outside it is
+    /// an error.
+    pub fn sge(&self, range: std::ops::Range<u64>) -> io::Result<Sge> {
+        let length = (range.start <= range.end && range.end <= self.len)
+            .then(|| u32::try_from(range.end - range.start).ok())
+            .flatten()
+            .ok_or_else(|| Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: format!(
+                    "bytes {range:?} are not inside the dma-buf region of {} bytes",
+                    self.len
+                ),
+            })?;
+        Ok(Sge {
+            addr: self.iova + range.start,
+            length,
+            lkey: self.mr.keys().lkey,
+        })
+    }
+
+    /// The whole region as a peer targets it (IOVA, rkey, length).
+    pub fn remote(&self) -> RemoteMemory {
+        RemoteMemory {
+            addr: self.iova,
+            rkey: self.mr.keys().rkey,
+            len: self.len,
+        }
+    }
+}
+
 /// What [`ProtectionDomain::advise_mr`] asks of on-demand memory (`enum ibv_advise_mr_advice`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MrAdvice {

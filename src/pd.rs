@@ -13,7 +13,8 @@ use crate::context::{Context, Inner as CtxInner};
 use crate::cq::CompletionQueue;
 use crate::ibv::{ibv_access_flags, ibv_qp_type};
 use crate::mr::{
-    BorrowedMemoryRegion, ImplicitOdpRegion, MemoryRegion, MrAdvice, RawMemoryRegion, Registration,
+    BorrowedMemoryRegion, DmabufMemoryRegion, ImplicitOdpRegion, MemoryRegion, MrAdvice,
+    RawMemoryRegion, Registration,
 };
 use crate::mw::MemoryWindow;
 use crate::qp::{AddressVector, QueuePairBuilder};
@@ -175,6 +176,30 @@ impl<'ctx> ProtectionDomain<'ctx> {
         let mr = unsafe { Mr::register_implicit_on_demand(&self.inner.pd, access.0) }?;
         let access = access | ibv_access_flags::IBV_ACCESS_ON_DEMAND;
         Ok(ImplicitOdpRegion::new(mr, access, Arc::clone(&self.inner)))
+    }
+
+    /// Registers `len` bytes at `offset` of the dma-buf `fd` (`ibv_reg_dmabuf_mr`), seen by the
+    /// device at `iova`, with `access`: memory another driver exports (a GPU's; `udmabuf` over a
+    /// memfd), reached by the device without this process mapping it. The kernel keeps its own
+    /// reference to the dma-buf, so `fd` may be closed afterwards. [`Error::Unsupported`] where
+    /// the device cannot (rxe); the kernel refuses a descriptor that is not a dma-buf or a range
+    /// outside it.
+    pub fn register_dmabuf(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+        access: ibv_access_flags,
+    ) -> io::Result<DmabufMemoryRegion> {
+        let mr = Mr::register_dmabuf(&self.inner.pd, fd, offset, len, iova, access.0)?;
+        Ok(DmabufMemoryRegion::new(
+            mr,
+            iova,
+            len,
+            access,
+            Arc::clone(&self.inner),
+        ))
     }
 
     /// Advice for on-demand memory (`ibv_advise_mr`): page in the memory `sges` name (each with

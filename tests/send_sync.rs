@@ -41,6 +41,7 @@ fn public_types_are_send_and_sync() {
     send_sync::<uverbs::ImplicitOdpRegion>();
     send_sync::<uverbs::MrAdvice>();
     send_sync::<uverbs::DeviceClock>();
+    send_sync::<uverbs::DmabufMemoryRegion>();
     send_sync::<uverbs::TimestampedWc>();
     send_sync::<uverbs::CqAttr<'static>>();
     // The connection manager.

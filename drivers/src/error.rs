@@ -47,6 +47,8 @@ pub enum Verb {
     ReregMr,
     /// `ADVISE_MR`: prefetching on-demand memory.
     AdviseMr,
+    /// `REG_DMABUF_MR`: registering a dma-buf.
+    RegDmabufMr,
     /// Reading the device's clock (mlx5: the clock-info page the kernel maps).
     ReadClock,
     /// `CREATE_CQ`.
@@ -138,6 +140,7 @@ impl fmt::Display for Verb {
             Verb::DeregMr => "DEREG_MR",
             Verb::ReregMr => "REREG_MR",
             Verb::AdviseMr => "ADVISE_MR",
+            Verb::RegDmabufMr => "REG_DMABUF_MR",
             Verb::ReadClock => "read the device clock",
             Verb::CreateCq => "CREATE_CQ",
             Verb::ResizeCq => "RESIZE_CQ",

@@ -221,6 +221,41 @@ impl Ucontext {
         Ok((resp.lkey, resp.rkey))
     }
 
+    /// `REG_DMABUF_MR`: registers `len` bytes at `offset` of the dma-buf `fd` in `pd`, seen by the
+    /// device at `iova`, with `IB_UVERBS_ACCESS_*` flags `access`. The kernel takes its own
+    /// reference to the dma-buf, so `fd` may be closed afterwards.
+    pub fn reg_dmabuf_mr(
+        &self,
+        pd: u32,
+        fd: BorrowedFd<'_>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+        access: u32,
+    ) -> Result<MrKeys> {
+        let (mut lkey, mut rkey) = (0u32, 0u32);
+        let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_MR, uapi::UVERBS_METHOD_REG_DMABUF_MR);
+        let handle = cmd.new_idr(uapi::UVERBS_ATTR_REG_DMABUF_MR_HANDLE);
+        cmd.idr(uapi::UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE, pd);
+        cmd.in_u64(uapi::UVERBS_ATTR_REG_DMABUF_MR_OFFSET, offset);
+        cmd.in_u64(uapi::UVERBS_ATTR_REG_DMABUF_MR_LENGTH, len);
+        cmd.in_u64(uapi::UVERBS_ATTR_REG_DMABUF_MR_IOVA, iova);
+        // A raw descriptor (`UVERBS_ATTR_RAW_FD`: an `s32` inline), not a uverbs file object.
+        cmd.in_u32(uapi::UVERBS_ATTR_REG_DMABUF_MR_FD, fd.as_raw_fd() as u32);
+        cmd.in_u32(uapi::UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS, access);
+        cmd.out_obj(uapi::UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY, &mut lkey);
+        cmd.out_obj(uapi::UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, &mut rkey);
+        // SAFETY: inline numbers, and the two keys as the pointer attributes, borrowed for the
+        // call. The memory registered is the dma-buf's, which the kernel pins through its own
+        // reference, not an address of this process.
+        unsafe { self.channel().ioctl(Verb::RegDmabufMr, &mut cmd) }?;
+        Ok(MrKeys {
+            handle: cmd.handle(handle),
+            lkey,
+            rkey,
+        })
+    }
+
     /// `ADVISE_MR` (an ioctl method of the MR object, naming protection domain `pd`): `advice`
     /// (`IB_UVERBS_ADVISE_MR_ADVICE_*`) for the on-demand memory `sges` name, each by a local key
     /// of a region in `pd`; with `IB_UVERBS_ADVISE_MR_FLAG_FLUSH` in `flags`, the call returns

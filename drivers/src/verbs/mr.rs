@@ -82,6 +82,33 @@ impl Mr {
         &self.pd
     }
 
+    /// `REG_DMABUF_MR` of `len` bytes at `offset` of the dma-buf `fd`, seen by the device at
+    /// `iova` (a dma-buf has no address in this process), with `IB_UVERBS_ACCESS_*` flags `access`.
+    pub fn register_dmabuf(
+        pd: &Arc<Pd>,
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+        access: u32,
+    ) -> Result<Arc<Mr>> {
+        if len == 0 {
+            return Err(Error::InvalidArgument {
+                verb: Verb::RegDmabufMr,
+                what: "zero bytes".into(),
+            });
+        }
+        let keys =
+            pd.device()
+                .ucontext()
+                .reg_dmabuf_mr(pd.handle(), fd, offset, len, iova, access)?;
+        Ok(Arc::new(Mr {
+            pd: Arc::clone(pd),
+            keys,
+            memory: Mutex::new(None),
+        }))
+    }
+
     /// `REG_MR` of the whole address space, paged in on demand (an implicit on-demand region:
     /// address 0, length `u64::MAX`, IOVA 0, `IB_UVERBS_ACCESS_ON_DEMAND` added to `access`).
     /// Scatter entries and peers name memory by its address in this process.

@@ -19,7 +19,8 @@ use super::device::{
 };
 use super::ioctl::{Access, Bundle, Spec, Ty};
 use super::pd_mr::{
-    m_advise_mr, m_pd_query, m_query_mr, w_alloc_pd, w_dealloc_pd, w_dereg_mr, w_reg_mr, w_rereg_mr,
+    m_advise_mr, m_pd_query, m_query_mr, m_reg_dmabuf_mr, w_alloc_pd, w_dealloc_pd, w_dereg_mr,
+    w_reg_mr, w_rereg_mr,
 };
 use super::qp::{
     m_qp_create, m_qp_destroy, w_attach_mcast, w_create_qp, w_destroy_qp, w_detach_mcast,
@@ -457,6 +458,27 @@ mod specs {
             mandatory: true,
         },
     ];
+    pub(super) const REG_DMABUF_MR: &[Spec] = &[
+        idr(
+            UVERBS_ATTR_REG_DMABUF_MR_HANDLE,
+            UVERBS_OBJECT_MR,
+            Access::New,
+            true,
+        ),
+        idr(
+            UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE,
+            UVERBS_OBJECT_PD,
+            Access::Read,
+            true,
+        ),
+        ptr_in(UVERBS_ATTR_REG_DMABUF_MR_OFFSET, 8, true),
+        ptr_in(UVERBS_ATTR_REG_DMABUF_MR_LENGTH, 8, true),
+        ptr_in(UVERBS_ATTR_REG_DMABUF_MR_IOVA, 8, true),
+        ptr_in(UVERBS_ATTR_REG_DMABUF_MR_FD, 4, true),
+        flags_in(UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS, false),
+        ptr_out(UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY, 4, true),
+        ptr_out(UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, 4, true),
+    ];
     pub(super) const QUERY_MR: &[Spec] = &[
         idr(
             UVERBS_ATTR_QUERY_MR_HANDLE,
@@ -776,6 +798,13 @@ const METHODS: &[MethodDef] = &[
         attrs: specs::PD_QUERY,
         udata: false,
         run: m_pd_query,
+    },
+    MethodDef {
+        object: uapi::UVERBS_OBJECT_MR,
+        method: uapi::UVERBS_METHOD_REG_DMABUF_MR,
+        attrs: specs::REG_DMABUF_MR,
+        udata: false,
+        run: m_reg_dmabuf_mr,
     },
     MethodDef {
         object: uapi::UVERBS_OBJECT_MR,

@@ -75,6 +75,38 @@ pub(super) fn m_advise_mr(f: &File, st: &mut FileState, b: &mut Bundle) -> Resul
     f.advise_mr(st, pd, advice, &sges)
 }
 
+/// `UVERBS_METHOD_REG_DMABUF_MR`: the attributes in the kernel's order, then the two keys.
+pub(super) fn m_reg_dmabuf_mr(f: &File, st: &mut FileState, b: &mut Bundle) -> Result<(), Errno> {
+    let pd = b
+        .handle(uapi::UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE)
+        .ok_or(Errno::EINVAL)?;
+    let offset: u64 = b.copy_from(uapi::UVERBS_ATTR_REG_DMABUF_MR_OFFSET)?;
+    let length: u64 = b.copy_from(uapi::UVERBS_ATTR_REG_DMABUF_MR_LENGTH)?;
+    let iova: u64 = b.copy_from(uapi::UVERBS_ATTR_REG_DMABUF_MR_IOVA)?;
+    let fd: i32 = b.copy_from(uapi::UVERBS_ATTR_REG_DMABUF_MR_FD)?;
+    let access = b.flags32(
+        uapi::UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS,
+        uapi::IB_UVERBS_ACCESS_LOCAL_WRITE
+            | uapi::IB_UVERBS_ACCESS_REMOTE_READ
+            | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE
+            | uapi::IB_UVERBS_ACCESS_REMOTE_ATOMIC
+            | uapi::IB_UVERBS_ACCESS_RELAXED_ORDERING,
+    )?;
+    let (h, key) = f.reg_dmabuf_mr(st, pd, offset, length, iova, fd, access)?;
+    let out = (|| {
+        b.set_data(uapi::UVERBS_ATTR_REG_DMABUF_MR_HANDLE, u64::from(h))?;
+        b.copy_to(
+            uapi::UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY,
+            &key.to_ne_bytes(),
+        )?;
+        b.copy_to(
+            uapi::UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY,
+            &key.to_ne_bytes(),
+        )
+    })();
+    out.inspect_err(|_| undo(f, st, h, uapi::UVERBS_OBJECT_MR))
+}
+
 pub(super) fn w_reg_mr(f: &File, st: &mut FileState, io: &mut Io) -> Result<(), Errno> {
     let cmd: uapi::ib_uverbs_reg_mr = io.request()?;
     let (h, key) = f.reg_mr(st, &cmd)?;

@@ -73,6 +73,9 @@ pub(super) struct Mr {
     host: u64,
     /// The `IB_UVERBS_ACCESS_*` flags.
     access: u32,
+    /// A dma-buf region's mapping of the buffer (`REG_DMABUF_MR`), where the device reaches it;
+    /// unmapped when the region is destroyed (after the HCA forgot the key).
+    _dmabuf: Option<memmap2::MmapRaw>,
 }
 
 /// A completion queue.

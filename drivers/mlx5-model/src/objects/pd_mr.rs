@@ -125,6 +125,7 @@ impl File {
                 iova: req.hca_va,
                 host: req.start,
                 access: req.access_flags,
+                _dmabuf: None,
             }),
         );
         self.dev.count(Kind::Mr, true);
@@ -154,6 +155,10 @@ impl File {
         let Some(Object::Mr(old)) = st.objects.get(&req.mr_handle) else {
             return Err(Errno::EINVAL);
         };
+        if old._dmabuf.is_some() {
+            // mlx5_ib_rereg_user_mr: a dma-buf region cannot be re-registered.
+            return Err(Errno::EOPNOTSUPP);
+        }
         let (old_pd, lkey) = (old.pd, old.lkey);
         let access = if req.flags & IB_MR_REREG_ACCESS != 0 {
             check_mr_access(req.access_flags)?;
@@ -192,14 +197,11 @@ impl File {
             Self::use_obj(st, pd, true);
         }
         if let Some(Object::Mr(m)) = st.objects.get_mut(&req.mr_handle) {
-            *m = Mr {
-                pd,
-                lkey,
-                length,
-                iova,
-                host,
-                access,
-            };
+            m.pd = pd;
+            m.length = length;
+            m.iova = iova;
+            m.host = host;
+            m.access = access;
         }
         Ok(lkey)
     }
@@ -255,5 +257,85 @@ impl File {
             }
         }
         Ok(())
+    }
+
+    /// `REG_DMABUF_MR` (`ib_umem_dmabuf_get`, `mlx5_ib_reg_user_mr_dmabuf`): `length` bytes at
+    /// `offset` of the dma-buf `fd`, at `iova`. The descriptor must be a dma-buf (`EBADF` for none
+    /// open, `EINVAL` for another file: what `dma_buf_get` answers) that holds the range
+    /// (`EINVAL`). The model maps the buffer (a dma-buf exporter such as `udmabuf` allows it) and
+    /// registers the mapping; only in the process the model serves (a daemon's client's
+    /// descriptor is not the model's to map: `EOPNOTSUPP`).
+    #[allow(clippy::too_many_arguments)] // The method's attributes, one to one.
+    pub(crate) fn reg_dmabuf_mr(
+        &self,
+        st: &mut FileState,
+        pd: u32,
+        offset: u64,
+        length: u64,
+        iova: u64,
+        fd: i32,
+        access: u32,
+    ) -> Result<(u32, u32), Errno> {
+        self.ctx(st)?;
+        check_mr_access(access)?;
+        let pdn = Self::pd_of(st, pd)?;
+        let space = crate::task::space();
+        if space != crate::hca::Space::Local {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        let end = offset.checked_add(length).ok_or(Errno::EINVAL)?;
+        if length == 0 {
+            return Err(Errno::EINVAL);
+        }
+        // dma_buf_get: an open file, and a dma-buf (its fdinfo names the exporter).
+        let info =
+            std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).map_err(|_| Errno::EBADF)?;
+        if !info.lines().any(|l| l.starts_with("exp_name:")) {
+            return Err(Errno::EINVAL);
+        }
+        let size = info
+            .lines()
+            .find_map(|l| l.strip_prefix("size:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or(Errno::EINVAL)?;
+        if size < end {
+            return Err(Errno::EINVAL);
+        }
+        let page = uverbs_drivers::sys::page_size() as u64;
+        let first = offset & !(page - 1);
+        let last = end.div_ceil(page) * page;
+        let map = memmap2::MmapOptions::new()
+            .offset(first)
+            .len((last - first) as usize)
+            .map_raw(fd)
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        let host = map.as_mut_ptr() as u64 + (offset - first);
+        let handle = Self::new_handle(st)?;
+        let key = self.dev.alloc_mkey()?;
+        self.dev.silicon.reg_mr(MrDesc {
+            lkey: key,
+            rkey: key,
+            pdn,
+            iova,
+            host: host as usize,
+            len: length,
+            access,
+            space,
+        });
+        Self::use_obj(st, pd, true);
+        st.objects.insert(
+            handle,
+            Object::Mr(Mr {
+                pd,
+                lkey: key,
+                length,
+                iova,
+                host,
+                access,
+                _dmabuf: Some(map),
+            }),
+        );
+        self.dev.count(Kind::Mr, true);
+        Ok((handle, key))
     }
 }
