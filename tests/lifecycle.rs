@@ -414,6 +414,39 @@ fn lifecycle_lent_mapped_and_raw_memory_regions() {
 }
 
 #[test]
+fn lifecycle_implicit_on_demand_regions_and_timestamped_cqs() {
+    let Some((_lock, dev)) = device("lifecycle_implicit_on_demand_regions_and_timestamped_cqs")
+    else {
+        return;
+    };
+    if !dev.is_mlx5() {
+        eprintln!(
+            "SKIPPED: rxe has neither on-demand paging nor completion timestamps on 6.1 and \
+             6.12 (tests/odp.rs and tests/timestamps.rs check the refusals)"
+        );
+        return;
+    }
+    let ctx = dev.open();
+    let pd = ctx.alloc_pd().unwrap();
+    churn(&dev, "implicit on-demand region", objects(&["mr"]), |_| {
+        // SAFETY: the keys are never used: the region is made and dropped.
+        unsafe { pd.register_implicit_on_demand(uverbs::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE) }
+            .unwrap()
+    });
+    let attr = |i: usize| uverbs::CqAttr {
+        min_entries: 1 + (i % 64) as i32,
+        timestamps: true,
+        ..uverbs::CqAttr::default()
+    };
+    churn(
+        &dev,
+        "timestamped completion queue",
+        objects(&["cq"]),
+        |i| ctx.create_cq_ex(&attr(i)).unwrap(),
+    );
+}
+
+#[test]
 fn lifecycle_completion_queues() {
     let Some((_lock, dev)) = device("lifecycle_completion_queues") else {
         return;
