@@ -570,7 +570,8 @@ impl Hca {
         self.lock().add_cq(cq);
     }
 
-    /// Moves a CQ to a new ring (see [`state::HcaState::resize_cq`]); returns the old entry count.
+    /// Moves a CQ to a new ring (the state's `resize_cq`: a resize CQE in the old one); returns the
+    /// old entry count.
     pub fn resize_cq(
         &self,
         cqn: u32,

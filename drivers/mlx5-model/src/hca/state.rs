@@ -360,8 +360,12 @@ impl State {
             return;
         }
         cqe.set_owner(device_owner_bit(cq.pi, n));
-        // The device clock when the CQE is written (a ConnectX stamps every CQE).
-        cqe.timestamp = zerocopy::byteorder::big_endian::U64::new(super::device_clock());
+        // The device clock when the CQE is written (a ConnectX stamps every CQE but an error
+        // CQE, whose bytes there are its syndromes).
+        let op = cqe.op_own >> 4;
+        if op != cqe_opcode::REQ_ERR && op != cqe_opcode::RESP_ERR {
+            cqe.timestamp = zerocopy::byteorder::big_endian::U64::new(super::device_clock());
+        }
         let size = cq.d.cqe_size as usize;
         let at = cq.d.buf + (cq.pi & (n - 1)) as usize * size + (size - 64);
         let bytes: [u8; 64] = cqe.as_bytes().try_into().expect("64 bytes");
