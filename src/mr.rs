@@ -393,6 +393,19 @@ impl<T: FromBytes + Copy> MemoryRegion<T> {
     volatile_methods!();
 }
 
+impl<T: FromBytes + IntoBytes + Copy> MemoryRegion<T> {
+    /// Moves the live region to the vector `data` (`ibv_rereg_mr` with
+    /// `IBV_REREG_MR_CHANGE_TRANSLATION`): the region then covers `data`'s elements, at their own
+    /// address, in the same protection domain with the same access; its old memory is freed (or
+    /// unmapped). Its keys may change: take [`Self::lkey`] and [`Self::rkey`] afresh, and the
+    /// scatter entries and remote descriptions made before name the old memory. Refused with a
+    /// typed error: an empty vector, a memory window bound to the region, a device that cannot
+    /// ([`Error::Unsupported`]: rxe); the region is unchanged then.
+    pub fn rereg_memory(&mut self, data: Vec<T>) -> io::Result<()> {
+        Ok(self.region.rereg_memory(data)?)
+    }
+}
+
 impl<T> BorrowedMemoryRegion<'_, T> {
     region_methods!(T, "elements");
 }

@@ -66,7 +66,7 @@ fn write_then_read(
     let wc = run(qp, cq, SendRequest::rdma_write(1, &sge, remote), 1);
     assert!(wc.is_valid(), "RDMA WRITE: {wc:?}");
     local.fill(0);
-    let back = [local.sge(..).unwrap()];
+    let back = [local.sge(..target.len as usize).unwrap()];
     let wc = run(qp, cq, SendRequest::rdma_read(2, &back, target), 2);
     assert!(wc.is_valid(), "RDMA READ: {wc:?}");
     local[..target.len as usize].to_vec()
@@ -515,4 +515,42 @@ fn a_receive_into_a_dropped_lent_region_completes_in_error_and_leaves_the_slice_
         "the receive into a deregistered region: {rx:?}"
     );
     assert!(buf.iter().all(|&x| x == 0x11), "the slice was written");
+}
+
+#[test]
+fn rereg_memory_moves_a_live_region_to_new_memory() {
+    let Some(dev) = any_device("rereg_memory_moves_a_live_region_to_new_memory") else {
+        return;
+    };
+    let ctx = dev.open();
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let (a, _b) = connect(&pd, &cq);
+    let mut local = pd.allocate::<u8>(LEN).unwrap();
+    let mut region = pd.register(vec![0u8; 4096], rw()).unwrap();
+    let data = pattern(1000, 21);
+    let got = write_then_read(&a, &cq, &mut local, region.remote(), 100, &data);
+    assert_eq!(got, expected(&[0; 4096], 100, &data));
+
+    let err = region.rereg_memory(Vec::new()).unwrap_err();
+    assert_typed(&err, Verb::RegMr, "an empty vector");
+    if let Err(e) = region.rereg_memory(pattern(LEN, 4)) {
+        assert!(
+            rereg_unsupported(&e) && !dev.is_mlx5(),
+            "rereg of the memory: {e}"
+        );
+        // Unchanged: the old memory, the old keys.
+        assert_eq!(region.len(), 4096);
+        assert_eq!(&region[100..1100], &data[..]);
+        return;
+    }
+    // Now the region is the new vector, at its own address, and takes a peer's writes there.
+    assert_eq!(region.len(), LEN);
+    assert_eq!(region.remote().addr, region.as_ptr() as u64);
+    let before = pattern(LEN, 4);
+    assert_eq!(&region[..], &before[..]);
+    let data2 = pattern(2000, 77);
+    let got = write_then_read(&a, &cq, &mut local, region.remote(), 5000, &data2);
+    assert_eq!(got, expected(&before, 5000, &data2));
+    assert_eq!(&region[5000..7000], &data2[..]);
 }

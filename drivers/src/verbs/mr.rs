@@ -291,6 +291,54 @@ impl<T: FromBytes + IntoBytes + Copy> Region<'static, T> {
         }
     }
 
+    /// `REREG_MR` with `IB_MR_REREG_TRANS`: the region moves to `data`'s elements (seen by the
+    /// device at their own address), keeping its protection domain and access; the keys may
+    /// change. On success the old memory goes back to its owner (the kernel has let go of it); on
+    /// failure the region keeps its old memory and `data` is dropped (the kernel did not keep it).
+    ///
+    /// Refused (`InvalidArgument`): no elements, memory the region does not own (a lent slice
+    /// or raw memory), and a registration something else holds (a memory window).
+    pub fn rereg_memory(&mut self, data: Vec<T>) -> Result<()> {
+        let bad = |what: &str| Error::InvalidArgument {
+            verb: Verb::ReregMr,
+            what: what.into(),
+        };
+        if matches!(self.backing, Some(Backing::Foreign) | None) {
+            return Err(bad("the region's memory is not its own to give back"));
+        }
+        let (allocation, elements, len) = Allocation::from_vec(data).ok_or_else(empty)?;
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b != 0)
+            .ok_or_else(empty)?;
+        let mr = Arc::get_mut(&mut self.mr)
+            .ok_or_else(|| bad("a memory window bound to the region holds its registration"))?;
+        let addr = elements.as_ptr() as u64;
+        // SAFETY: the new range is `data`'s elements, which move into the region with
+        // `allocation` below (on success) and stay there until a later change or the drop hands
+        // them to the `Mr` (`new`'s contract, as for a registration); on failure the kernel kept
+        // the old range, which the region still owns.
+        let (lkey, rkey) = unsafe {
+            mr.pd.device().ucontext().rereg_mr(
+                mr.keys.handle,
+                uapi::ib_verbs::IB_MR_REREG_TRANS,
+                addr,
+                bytes as u64,
+                addr,
+                mr.pd.handle(),
+                self.access,
+            )
+        }?;
+        mr.keys.lkey = lkey;
+        mr.keys.rkey = rkey;
+        self.elements = elements;
+        self.len = len;
+        self.iova = addr;
+        // The old memory: no longer registered, back to the allocator (or unmapped).
+        drop(self.backing.replace(Backing::Heap(allocation)));
+        Ok(())
+    }
+
     /// `REG_MR` of `len` elements at `elements`, which the caller owns ([`Backing::Foreign`]).
     ///
     /// # Safety
