@@ -133,7 +133,7 @@ impl<'ctx> CompletionQueue<'ctx> {
             }
             .into());
         }
-        let n = self.inner.imp.poll(completions)?;
+        let n = self.inner.imp.poll_timestamped(completions)?;
         Ok(&mut completions[..n])
     }
 
@@ -203,12 +203,12 @@ pub struct TimestampedWc {
     pub timestamp: u64,
 }
 
-impl From<uverbs_drivers::wc::WorkCompletion> for TimestampedWc {
+impl From<uverbs_drivers::wc::TimestampedCompletion> for TimestampedWc {
     #[inline]
-    fn from(c: uverbs_drivers::wc::WorkCompletion) -> TimestampedWc {
+    fn from(c: uverbs_drivers::wc::TimestampedCompletion) -> TimestampedWc {
         TimestampedWc {
+            wc: ibv_wc::from(c.wc),
             timestamp: c.timestamp,
-            wc: ibv_wc::from(c),
         }
     }
 }

@@ -141,6 +141,17 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
     /// A completion event of this queue was read from its channel (rdma-core's `cq_event`).
     fn event(&self) {}
 
+    /// [`CqBackend::poll`] with each completion's device timestamp, for a CQ created with
+    /// `IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION`; [`Error::Unsupported`] where the backend has no
+    /// timestamps (it refuses such CQs too).
+    fn poll_timestamped<C: From<crate::wc::TimestampedCompletion>>(
+        &self,
+        out: &mut [C],
+    ) -> Result<usize> {
+        let _ = out;
+        Err(Error::Unsupported { verb: Verb::PollCq })
+    }
+
     /// `RESIZE_CQ`: room for at least `cqe` completions, those waiting kept in order; returns the
     /// new capacity. Pollers on other threads may run meanwhile. [`Error::Unsupported`] where
     /// the backend cannot.

@@ -72,9 +72,17 @@ pub struct WorkCompletion {
     pub sl: u8,
     /// Destination LID path bits.
     pub dlid_path_bits: u8,
-    /// The device's clock when the work completed (mlx5: the CQE's timestamp, in the device's
-    /// cycles, `hca_core_clock` kHz); 0 on rxe and for errors. Meaningful on a CQ created with
-    /// `IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION`.
+}
+
+/// A completion and the device's clock when the work completed (mlx5: the CQE's timestamp, in
+/// the device's cycles, `hca_core_clock` kHz; 0 for a completion in error): what a timestamped
+/// poll (`CqBackend::poll_timestamped`) hands out. Kept apart from [`WorkCompletion`], so that a
+/// plain poll neither reads nor stores it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimestampedCompletion {
+    /// The completion.
+    pub wc: WorkCompletion,
+    /// The device's clock.
     pub timestamp: u64,
 }
 
@@ -102,8 +110,6 @@ impl WorkCompletion {
             slid: wc.slid,
             sl: wc.sl,
             dlid_path_bits: wc.dlid_path_bits,
-            // The kernel's record has no timestamp (rxe refuses timestamped CQs).
-            timestamp: 0,
         }
     }
 }

@@ -29,7 +29,7 @@ use crate::backend::{CqBackend, CqInit};
 use crate::error::{Error, Result, Verb};
 use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
-use crate::wc::WorkCompletion;
+use crate::wc::{TimestampedCompletion, WorkCompletion};
 
 /// The CQE size this backend uses (rdma-core's default).
 pub const CQE_SIZE: usize = 64;
@@ -319,6 +319,25 @@ impl Mlx5Cq {
     /// returned and the error is reported by the next poll.
     #[inline]
     pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        self.poll_impl::<C, false>(out, |c, _| C::from(c))
+    }
+
+    /// [`Mlx5Cq::poll`] with each completion's timestamp, read from its CQE while the entry is
+    /// still software's (a plain poll never reads it).
+    pub fn poll_timestamped<C: From<TimestampedCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        self.poll_impl::<C, true>(out, |wc, timestamp| {
+            C::from(TimestampedCompletion { wc, timestamp })
+        })
+    }
+
+    /// The poll loop: `make` builds each output from the completion and, with `TIMESTAMP`, the
+    /// CQE's timestamp (0 and never read otherwise).
+    #[inline(always)]
+    fn poll_impl<C, const TIMESTAMP: bool>(
+        &self,
+        out: &mut [C],
+        make: impl Fn(WorkCompletion, u64) -> C,
+    ) -> Result<usize> {
         let m = &self.m;
         let mut guard = self.shared.lock();
         let st = &mut *guard;
@@ -337,7 +356,8 @@ impl Mlx5Cq {
         while n < out.len() {
             match st.cq.poll_into(&mut target, &mut c) {
                 Ok(true) => {
-                    out[n] = C::from(c);
+                    let timestamp = if TIMESTAMP { st.cq.last_timestamp() } else { 0 };
+                    out[n] = make(c, timestamp);
                     n += 1;
                 }
                 Ok(false) => break,
@@ -394,6 +414,11 @@ impl CqBackend for Mlx5Cq {
 
     fn resize(&self, cqe: u32) -> Result<u32> {
         Mlx5Cq::resize(self, cqe)
+    }
+
+    #[inline]
+    fn poll_timestamped<C: From<TimestampedCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        Mlx5Cq::poll_timestamped(self, out)
     }
 
     /// A doorbell: no system call.

@@ -168,6 +168,22 @@ impl<B: CqeMemory> CqPoller<B> {
         self.ci
     }
 
+    /// The timestamp of the CQE the consumer index passed last (the one behind the completion
+    /// [`poll_into`](CqPoller::poll_into) just returned), or 0 if it is an error CQE, whose bytes
+    /// there are other fields. Only while that entry is still software's: before
+    /// [`update_consumer_index`](CqPoller::update_consumer_index) hands it back to the device.
+    pub fn last_timestamp(&self) -> u64 {
+        let at = self.cqe_offset(self.ci.wrapping_sub(1));
+        const _: () = assert!(std::mem::offset_of!(Cqe64, timestamp) == 48);
+        let op = self.buf.load_op_own(at + 63) >> 4;
+        if op == cqe_opcode::REQ_ERR || op == cqe_opcode::RESP_ERR {
+            return 0;
+        }
+        let mut ts = [0u8; 8];
+        self.buf.read(at + 48, &mut ts);
+        u64::from_be_bytes(ts)
+    }
+
     /// The buffer.
     pub fn buffer(&self) -> &B {
         &self.buf
@@ -308,12 +324,11 @@ impl<B: CqeMemory> CqPoller<B> {
         target: &mut impl CompletionTarget,
         wc: &mut WorkCompletion,
     ) -> Result<()> {
-        // Bytes 32..64 of the CQE: srqn_uidx at 0, byte_cnt at 12, timestamp at 16,
-        // sop_drop_qpn at 24, wqe_counter at 28.
+        // Bytes 32..64 of the CQE: srqn_uidx at 0, byte_cnt at 12, sop_drop_qpn at 24,
+        // wqe_counter at 28.
         const _: () = assert!(
             std::mem::offset_of!(Cqe64, srqn_uidx) == 32
                 && std::mem::offset_of!(Cqe64, byte_cnt) == 44
-                && std::mem::offset_of!(Cqe64, timestamp) == 48
                 && std::mem::offset_of!(Cqe64, sop_drop_qpn) == 56
                 && std::mem::offset_of!(Cqe64, wqe_counter) == 60
         );
@@ -345,7 +360,6 @@ impl<B: CqeMemory> CqPoller<B> {
                 _ => 0,
             },
             qp_num: qpn,
-            timestamp: u64::from_be_bytes(tail[16..24].try_into().expect("8 bytes")),
             ..WorkCompletion::default()
         };
         Ok(())
@@ -399,11 +413,8 @@ impl<B: CqeMemory> CqPoller<B> {
                 return Ok(None);
             };
             let op = cqe.opcode();
-            let failed = op == cqe_opcode::REQ_ERR || op == cqe_opcode::RESP_ERR;
             let mut wc = WorkCompletion {
                 qp_num: cqe.qpn(),
-                // An error CQE has no timestamp (its bytes there are other fields).
-                timestamp: if failed { 0 } else { cqe.timestamp.get() },
                 ..WorkCompletion::default()
             };
             let orphan = |what: &str| {
@@ -725,6 +736,40 @@ mod tests {
             assert_eq!(got, [106, 107, 108, 110], "{size}-byte entries");
             assert!(cq.next_cqe().is_none());
         }
+    }
+
+    #[test]
+    fn the_last_cqes_timestamp_is_read_only_for_a_successful_one() {
+        let mut cq = new_cq(4, 64);
+        let mut buf = vec![0u8; 64 * 64];
+        let mut sq = SendQueue::new(&mut buf[..], sq_cfg()).unwrap();
+        let sges = [Sge {
+            addr: 0x1000,
+            length: 8,
+            lkey: 1,
+        }];
+        let idx: Vec<u16> = [1u64, 2]
+            .iter()
+            .map(|&id| sq.post(&SendWr::send(id, &sges), None).unwrap().index)
+            .collect();
+        let mut ok = req_cqe(0x51, opcode::SEND, idx[0]);
+        ok.timestamp = zerocopy::byteorder::big_endian::U64::new(0x0123_4567_89ab_cdef);
+        produce(&mut cq, 0, ok);
+        let wc = cq.poll_one(&mut sq).unwrap().unwrap();
+        assert_eq!(wc.wr_id, 1);
+        assert_eq!(cq.last_timestamp(), 0x0123_4567_89ab_cdef);
+        // An error CQE's bytes 48..56 are other fields: no timestamp.
+        let mut err = Cqe64 {
+            op_own: cqe_opcode::REQ_ERR << 4,
+            sop_drop_qpn: U32::new(0x51),
+            wqe_counter: U16::new(idx[1]),
+            ..Cqe64::default()
+        };
+        err.timestamp = zerocopy::byteorder::big_endian::U64::new(u64::MAX);
+        produce(&mut cq, 1, err);
+        let wc = cq.poll_one(&mut sq).unwrap().unwrap();
+        assert_eq!(wc.wr_id, 2);
+        assert_eq!(cq.last_timestamp(), 0);
     }
 
     #[test]

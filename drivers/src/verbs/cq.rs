@@ -29,6 +29,15 @@ impl Cq {
         dispatch!(Cq, self, cq => CqBackend::poll(cq, out))
     }
 
+    /// [`Cq::poll`] with each completion's device timestamp (a CQ created with timestamps).
+    #[inline]
+    pub fn poll_timestamped<C: From<crate::wc::TimestampedCompletion>>(
+        &self,
+        out: &mut [C],
+    ) -> Result<usize> {
+        dispatch!(Cq, self, cq => CqBackend::poll_timestamped(cq, out))
+    }
+
     /// Arms the queue: its next completion (or next solicited one) raises an event on its channel.
     pub fn req_notify(&self, solicited_only: bool) -> Result<()> {
         dispatch!(Cq, self, cq => CqBackend::req_notify(cq, solicited_only))
