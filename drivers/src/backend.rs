@@ -106,7 +106,7 @@ pub struct CqInit<'a> {
     /// The completion channel its events go to.
     pub channel: Option<BorrowedFd<'a>>,
     /// `IB_UVERBS_CQ_FLAGS_*`: `TIMESTAMP_COMPLETION` asks for the device's clock in every
-    /// completion ([`WorkCompletion::timestamp`]).
+    /// completion ([`crate::wc::TimestampedCompletion`], from `CqBackend::poll_timestamped`).
     pub flags: u32,
 }
 
