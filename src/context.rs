@@ -157,7 +157,7 @@ impl Context {
     /// where the device has none (rxe).
     pub fn device_clock(&self) -> io::Result<DeviceClock> {
         Ok(DeviceClock {
-            page: self.inner.drv.clock()?,
+            clock: self.inner.drv.clock()?,
             _ctx: Arc::clone(&self.inner),
         })
     }
@@ -405,7 +405,7 @@ pub struct CqAttr<'a> {
 /// reference point the kernel keeps current (read anew on every call, under its sequence count).
 #[derive(Debug, Clone)]
 pub struct DeviceClock {
-    page: Arc<uverbs_drivers::mlx5::clock::ClockPage>,
+    clock: uverbs_drivers::verbs::DeviceClock,
     _ctx: Arc<Inner>,
 }
 
@@ -413,7 +413,7 @@ impl DeviceClock {
     /// Nanoseconds since the Unix epoch (the kernel's `CLOCK_REALTIME`) at device time
     /// `timestamp`.
     pub fn to_unix_nanos(&self, timestamp: u64) -> u64 {
-        uverbs_drivers::mlx5::clock::ts_to_ns(&self.page.read(), timestamp)
+        self.clock.to_unix_nanos(timestamp)
     }
 
     /// The wall-clock time at device time `timestamp`.

@@ -202,9 +202,9 @@ impl DeviceContext {
         dispatch!(Backend, &self.backend, p => Provider::supports_memory_windows(p.as_ref()))
     }
 
-    /// The device's clock-info page ([`Error::Unsupported`] where the backend has none).
-    pub fn clock(&self) -> Result<Arc<crate::mlx5::clock::ClockPage>> {
-        dispatch!(Backend, &self.backend, p => Provider::clock(p.as_ref()))
+    /// The device's clock as wall-clock time ([`Error::Unsupported`] where the backend has none).
+    pub fn clock(&self) -> Result<DeviceClock> {
+        dispatch!(Backend, &self.backend, p => Provider::clock(p.as_ref())).map(DeviceClock)
     }
 }
 
@@ -213,5 +213,18 @@ fn of_another_backend(verb: Verb, what: &str) -> Error {
     Error::InvalidArgument {
         verb,
         what: format!("{what} of another backend"),
+    }
+}
+
+/// The device's free-running clock as wall-clock time, whatever backend keeps the reference point
+/// (mlx5: the clock-info page the kernel maps).
+#[derive(Debug, Clone)]
+pub struct DeviceClock(Arc<crate::mlx5::clock::ClockPage>);
+
+impl DeviceClock {
+    /// Nanoseconds since the Unix epoch at device time `timestamp`, through the reference point
+    /// as it is now (read under its sequence count).
+    pub fn to_unix_nanos(&self, timestamp: u64) -> u64 {
+        crate::mlx5::clock::ts_to_ns(&self.0.read(), timestamp)
     }
 }
