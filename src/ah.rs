@@ -252,12 +252,5 @@ fn ipv4_header(grh: &[u8; GRH_LEN]) -> Option<&[u8; 20]> {
     if h[0] != 0x45 {
         return None;
     }
-    let mut sum: u32 = h
-        .chunks_exact(2)
-        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    (sum == 0xffff).then_some(h)
+    (uverbs_drivers::gid::ipv4_checksum(h) == 0).then_some(h)
 }

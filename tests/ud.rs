@@ -654,12 +654,6 @@ fn got_ipv4(grh: &[u8]) -> bool {
 /// Recomputes the checksum of the IPv4 header at the start of `h`.
 fn fix_ipv4_checksum(h: &mut [u8]) {
     h[10..12].fill(0);
-    let mut sum: u32 = h[..20]
-        .chunks_exact(2)
-        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    let check = uverbs_drivers::gid::ipv4_checksum(h[..20].try_into().unwrap());
+    h[10..12].copy_from_slice(&check.to_be_bytes());
 }

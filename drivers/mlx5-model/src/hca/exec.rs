@@ -106,14 +106,8 @@ fn grh(sgid: &[u8; 16], dgid: &[u8; 16], tclass: u8, flow: u32, hop: u8, len: us
         h[9] = 17; // UDP.
         h[12..16].copy_from_slice(&sgid[12..]);
         h[16..20].copy_from_slice(&dgid[12..]);
-        let mut sum: u32 = h
-            .chunks_exact(2)
-            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-            .sum();
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        h[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        let check = uverbs_drivers::gid::ipv4_checksum((&*h).try_into().expect("20 bytes"));
+        h[10..12].copy_from_slice(&check.to_be_bytes());
     } else {
         let w0 = (6u32 << 28) | (u32::from(tclass) << 20) | (flow & 0xf_ffff);
         g[0..4].copy_from_slice(&w0.to_be_bytes());
