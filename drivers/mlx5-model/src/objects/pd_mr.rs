@@ -103,31 +103,42 @@ impl File {
             return Err(Errno::EINVAL);
         }
         check_memory(req.start, req.length, req.access_flags)?;
+        let mr = Mr {
+            pd: req.pd_handle,
+            lkey: 0,
+            length: req.length,
+            iova: req.hca_va,
+            host: req.start,
+            access: req.access_flags,
+            _dmabuf: None,
+        };
+        self.add_mr(st, pdn, crate::task::space(), mr)
+    }
+
+    /// Gives `mr` (its key left to allocate) a handle and a key, tells the HCA (in PD `pdn`, in
+    /// `space`), and counts it: the end of both registrations.
+    fn add_mr(
+        &self,
+        st: &mut FileState,
+        pdn: u32,
+        space: crate::hca::Space,
+        mut mr: Mr,
+    ) -> Result<(u32, u32), Errno> {
         let handle = Self::new_handle(st)?;
         let key = self.dev.alloc_mkey()?;
+        mr.lkey = key;
         self.dev.silicon.reg_mr(MrDesc {
             lkey: key,
             rkey: key,
             pdn,
-            iova: req.hca_va,
-            host: req.start as usize,
-            len: req.length,
-            access: req.access_flags,
-            space: crate::task::space(),
+            iova: mr.iova,
+            host: mr.host as usize,
+            len: mr.length,
+            access: mr.access,
+            space,
         });
-        Self::use_obj(st, req.pd_handle, true);
-        st.objects.insert(
-            handle,
-            Object::Mr(Mr {
-                pd: req.pd_handle,
-                lkey: key,
-                length: req.length,
-                iova: req.hca_va,
-                host: req.start,
-                access: req.access_flags,
-                _dmabuf: None,
-            }),
-        );
+        Self::use_obj(st, mr.pd, true);
+        st.objects.insert(handle, Object::Mr(mr));
         self.dev.count(Kind::Mr, true);
         Ok((handle, key))
     }
@@ -310,32 +321,15 @@ impl File {
             .map_raw(fd)
             .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
         let host = map.as_mut_ptr() as u64 + (offset - first);
-        let handle = Self::new_handle(st)?;
-        let key = self.dev.alloc_mkey()?;
-        self.dev.silicon.reg_mr(MrDesc {
-            lkey: key,
-            rkey: key,
-            pdn,
+        let mr = Mr {
+            pd,
+            lkey: 0,
+            length,
             iova,
-            host: host as usize,
-            len: length,
+            host,
             access,
-            space,
-        });
-        Self::use_obj(st, pd, true);
-        st.objects.insert(
-            handle,
-            Object::Mr(Mr {
-                pd,
-                lkey: key,
-                length,
-                iova,
-                host,
-                access,
-                _dmabuf: Some(map),
-            }),
-        );
-        self.dev.count(Kind::Mr, true);
-        Ok((handle, key))
+            _dmabuf: Some(map),
+        };
+        self.add_mr(st, pdn, space, mr)
     }
 }
