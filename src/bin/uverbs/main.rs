@@ -9,6 +9,7 @@
 //! * `uverbs cmatose [options]`: as rdma-core's `ucmatose` (RC connections through the RDMA CM).
 //! * `uverbs udaddy [options]`: as `udaddy` (UD peers resolved through the RDMA CM).
 //! * `uverbs mckey -m ADDR [options]`: as `mckey` (multicast through the RDMA CM).
+//! * `uverbs vm [options] -- CMD`: runs CMD on soft-RoCE in a throw-away guest (one kernel or two).
 
 mod args;
 mod cmatose;
@@ -19,6 +20,7 @@ mod pingpong;
 mod rdmacm;
 mod rping;
 mod udaddy;
+mod vm;
 
 const HELP: &str = "\
 uverbs: RDMA verbs tools in pure Rust (no libibverbs)
@@ -38,6 +40,7 @@ Commands:
   mckey -m ADDR [options]                   multicast via the RDMA CM (as mckey)
   rping -s|-c [-vVd] [-S size] [-C count] [-a addr] [-I addr] [-p port]
                                             RDMA CM ping (as librdmacm's rping)
+  vm [options] [--] CMD [ARGS...]           run CMD on soft-RoCE in a qemu guest (rxe CI)
   help                                      this text
 ";
 
@@ -62,6 +65,7 @@ fn main() {
         Some("udaddy") => udaddy::udaddy_main("uverbs udaddy", &argv[2..]),
         Some("mckey") => mckey::mckey_main("uverbs mckey", &argv[2..]),
         Some("rping") => rping::rping_main(&argv[2..]),
+        Some("vm") => vm::main(&argv[2..]),
         Some("help" | "-h" | "--help") => {
             print!("{HELP}");
             0
