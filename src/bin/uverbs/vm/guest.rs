@@ -84,7 +84,11 @@ struct Guest {
 impl Guest {
     fn say(&self, what: &str) {
         if !self.plan.quiet {
-            let host = if self.plan.hosts > 1 { format!(" {}", self.plan.host) } else { String::new() };
+            let host = if self.plan.hosts > 1 {
+                format!(" {}", self.plan.host)
+            } else {
+                String::new()
+            };
             eprintln!("uverbs vm (guest{host}): {what}");
         }
     }
@@ -102,7 +106,10 @@ impl Guest {
             ("UVERBS_VM_HOSTS".to_owned(), self.plan.hosts.to_string()),
             ("UVERBS_VM_BOOT".to_owned(), self.plan.boot.to_string()),
             ("UVERBS_VM_KERNEL".to_owned(), kernel.clone()),
-            ("UVERBS_VM_STATE".to_owned(), self.state.display().to_string()),
+            (
+                "UVERBS_VM_STATE".to_owned(),
+                self.state.display().to_string(),
+            ),
         ];
         if run(&["modprobe", "-a", "rdma_rxe", "ib_uverbs", "rdma_ucm"]).is_err() {
             let detail = run(&["modprobe", "rdma_rxe"]).err().unwrap_or_default();
@@ -118,7 +125,11 @@ impl Guest {
             }
             Devices::Veth(n) => devices = veth_devices(n)?,
             Devices::Link => {
-                let link = self.plan.link.as_ref().ok_or("a two-host plan without a link")?;
+                let link = self
+                    .plan
+                    .link
+                    .as_ref()
+                    .ok_or("a two-host plan without a link")?;
                 let netdev = link_up(link)?;
                 add_rxe("rxe0", &netdev)?;
                 devices.push(("rxe0".into(), link.addr.clone()));
@@ -139,7 +150,11 @@ impl Guest {
             .map_err(|e| format!("setrlimit(RLIMIT_MEMLOCK, unlimited): {e}"))?;
         self.say(&format!(
             "{} ready after {:.1} s",
-            if names.is_empty() { "no rxe device".to_owned() } else { names.join(", ") },
+            if names.is_empty() {
+                "no rxe device".to_owned()
+            } else {
+                names.join(", ")
+            },
             uptime()
         ));
         Ok(env)
@@ -227,7 +242,11 @@ fn run(argv: &[&str]) -> Result<(), String> {
     }
     let text = String::from_utf8_lossy(&out.stderr);
     let first = text.lines().next().unwrap_or("").trim();
-    Err(format!("`{}` failed ({}): {first}", argv.join(" "), out.status))
+    Err(format!(
+        "`{}` failed ({}): {first}",
+        argv.join(" "),
+        out.status
+    ))
 }
 
 fn sysctl(path: &str, value: &str) -> Result<(), String> {
@@ -242,7 +261,11 @@ fn add_rxe(name: &str, netdev: &str) -> Result<(), String> {
 fn wait_for_devices(n: usize) -> Result<(), String> {
     let count = |dir: &str, prefix: &str| {
         fs::read_dir(dir)
-            .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(prefix)).count())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+                    .count()
+            })
             .unwrap_or(0)
     };
     let start = Instant::now();
@@ -276,25 +299,57 @@ fn veth_devices(n: u32) -> Result<Vec<(String, String)>, String> {
         let ends = [format!("uv{}", 2 * p), format!("uv{}", 2 * p + 1)];
         let v4 = [format!("10.78.{p}.1"), format!("10.78.{p}.2")];
         let v6 = [format!("fd78:{p}::1"), format!("fd78:{p}::2")];
-        run(&["ip", "link", "add", &ends[0], "type", "veth", "peer", "name", &ends[1]])?;
+        run(&[
+            "ip", "link", "add", &ends[0], "type", "veth", "peer", "name", &ends[1],
+        ])?;
         for (i, end) in ends.iter().enumerate() {
             sysctl(&format!("net/ipv4/conf/{end}/accept_local"), "1")?;
             sysctl(&format!("net/ipv4/conf/{end}/rp_filter"), "0")?;
             run(&["ip", "link", "set", end, "up"])?;
             run(&["ip", "addr", "add", &format!("{}/24", v4[i]), "dev", end])?;
-            run(&["ip", "-6", "addr", "add", &format!("{}/64", v6[i]), "dev", end, "nodad"])?;
+            run(&[
+                "ip",
+                "-6",
+                "addr",
+                "add",
+                &format!("{}/64", v6[i]),
+                "dev",
+                end,
+                "nodad",
+            ])?;
         }
         let macs: Vec<String> = ends
             .iter()
-            .map(|e| fs::read_to_string(format!("/sys/class/net/{e}/address")).map(|s| s.trim().to_owned()))
+            .map(|e| {
+                fs::read_to_string(format!("/sys/class/net/{e}/address"))
+                    .map(|s| s.trim().to_owned())
+            })
             .collect::<Result<_, _>>()
             .map_err(|e| format!("reading a veth MAC address: {e}"))?;
         for i in 0..2 {
             let (to, out, table) = (1 - i, &ends[i], (100 + 2 * p + i as u32).to_string());
             for (fam, addrs) in [("-4", &v4), ("-6", &v6)] {
-                run(&["ip", fam, "rule", "add", "pref", "10", "iif", "lo", "to", &addrs[to], "lookup", &table])?;
-                run(&["ip", fam, "route", "add", &addrs[to], "dev", out, "src", &addrs[i], "table", &table])?;
-                run(&["ip", fam, "neigh", "replace", &addrs[to], "lladdr", &macs[to], "dev", out, "nud", "permanent"])?;
+                run(&[
+                    "ip", fam, "rule", "add", "pref", "10", "iif", "lo", "to", &addrs[to],
+                    "lookup", &table,
+                ])?;
+                run(&[
+                    "ip", fam, "route", "add", &addrs[to], "dev", out, "src", &addrs[i], "table",
+                    &table,
+                ])?;
+                run(&[
+                    "ip",
+                    fam,
+                    "neigh",
+                    "replace",
+                    &addrs[to],
+                    "lladdr",
+                    &macs[to],
+                    "dev",
+                    out,
+                    "nud",
+                    "permanent",
+                ])?;
             }
         }
         for (i, end) in ends.iter().enumerate() {
@@ -318,20 +373,40 @@ fn link_up(link: &Link) -> Result<String, String> {
         let found = fs::read_dir("/sys/class/net").ok().and_then(|d| {
             d.flatten().find_map(|e| {
                 let mac = fs::read_to_string(e.path().join("address")).ok()?;
-                (mac.trim().eq_ignore_ascii_case(&link.mac)).then(|| e.file_name().to_string_lossy().into_owned())
+                (mac.trim().eq_ignore_ascii_case(&link.mac))
+                    .then(|| e.file_name().to_string_lossy().into_owned())
             })
         });
         if let Some(n) = found {
             break n;
         }
         if start.elapsed() > Duration::from_secs(20) {
-            return Err(format!("no network interface with MAC {} appeared within 20 s", link.mac));
+            return Err(format!(
+                "no network interface with MAC {} appeared within 20 s",
+                link.mac
+            ));
         }
         std::thread::sleep(Duration::from_millis(100));
     };
     run(&["ip", "link", "set", &netdev, "up"])?;
-    run(&["ip", "addr", "add", &format!("{}/24", link.addr), "dev", &netdev])?;
-    run(&["ip", "-6", "addr", "add", &format!("{}/64", link.addr6), "dev", &netdev, "nodad"])?;
+    run(&[
+        "ip",
+        "addr",
+        "add",
+        &format!("{}/24", link.addr),
+        "dev",
+        &netdev,
+    ])?;
+    run(&[
+        "ip",
+        "-6",
+        "addr",
+        "add",
+        &format!("{}/64", link.addr6),
+        "dev",
+        &netdev,
+        "nodad",
+    ])?;
     if let Some(netem) = &link.netem {
         let mut argv = vec!["tc", "qdisc", "add", "dev", &netdev, "root", "netem"];
         argv.extend(netem.split_whitespace());

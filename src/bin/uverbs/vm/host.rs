@@ -32,23 +32,33 @@ pub fn run(opts: &Options) -> Result<i32, String> {
     for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         mask.add(s);
     }
-    mask.thread_block().map_err(|e| format!("sigprocmask: {e}"))?;
+    mask.thread_block()
+        .map_err(|e| format!("sigprocmask: {e}"))?;
     let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
         .map_err(|e| format!("signalfd: {e}"))?;
 
     let (tools, kernels) = setup::prepare(&opts.kernels, opts.no_install, opts.quiet)?;
     let two = opts.hosts > 1;
-    let memory = opts.memory.clone().unwrap_or_else(|| if two { "1G" } else { "2G" }.into());
-    let need = memory_mib(&memory).ok_or_else(|| format!("--memory: not a size: '{memory}' (e.g. 2G, 1536M)"))?;
+    let memory = opts
+        .memory
+        .clone()
+        .unwrap_or_else(|| if two { "1G" } else { "2G" }.into());
+    let need = memory_mib(&memory)
+        .ok_or_else(|| format!("--memory: not a size: '{memory}' (e.g. 2G, 1536M)"))?;
     if let Some(avail) = setup::available_memory_mib() {
         let total = need * u64::from(opts.hosts);
         if total + 256 > avail {
             return Err(format!("not enough memory: the guests need {total} MiB, the host has {avail} MiB available"));
         }
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let cwd = cwd.to_str().ok_or("the current directory's path is not UTF-8")?.to_owned();
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let cwd = cwd
+        .to_str()
+        .ok_or("the current directory's path is not UTF-8")?
+        .to_owned();
     let mut rwdirs = Vec::new();
     if !opts.ro && cwd != "/" {
         rwdirs.push(PathBuf::from(&cwd));
@@ -61,8 +71,13 @@ pub fn run(opts: &Options) -> Result<i32, String> {
         rwdirs.push(p);
     }
     for d in &rwdirs {
-        if d.to_str().is_none_or(|s| s.contains('=') || s.contains(',')) {
-            return Err(format!("{}: virtme-ng cannot share a path with '=' or ',' in it", d.display()));
+        if d.to_str()
+            .is_none_or(|s| s.contains('=') || s.contains(','))
+        {
+            return Err(format!(
+                "{}: virtme-ng cannot share a path with '=' or ',' in it",
+                d.display()
+            ));
         }
     }
     let kvm = opts.kvm.unwrap_or_else(setup::kvm_usable);
@@ -72,7 +87,11 @@ pub fn run(opts: &Options) -> Result<i32, String> {
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| !matches!(k.as_str(), "PWD" | "OLDPWD" | "SHLVL" | "_"))
         .collect();
-    let ports = if two { Some((free_udp_port()?, free_udp_port()?)) } else { None };
+    let ports = if two {
+        Some((free_udp_port()?, free_udp_port()?))
+    } else {
+        None
+    };
 
     let mut guests = Vec::new();
     for (n, kernel) in (1..=opts.hosts).zip(kernels) {
@@ -113,7 +132,11 @@ pub fn run(opts: &Options) -> Result<i32, String> {
             quiet: opts.quiet,
         };
         guests.push(Guest {
-            label: if two { format!("host {n} ({})", kernel.release) } else { kernel.release.clone() },
+            label: if two {
+                format!("host {n} ({})", kernel.release)
+            } else {
+                kernel.release.clone()
+            },
             prefix: two.then(|| format!("[{n}] ")),
             kernel,
             dir,
@@ -124,7 +147,8 @@ pub fn run(opts: &Options) -> Result<i32, String> {
             outcome: None,
         });
     }
-    let boot_timeout = Duration::from_secs(opts.boot_timeout_s.unwrap_or(if two { 240 } else { 120 }));
+    let boot_timeout =
+        Duration::from_secs(opts.boot_timeout_s.unwrap_or(if two { 240 } else { 120 }));
     let launch = Launch {
         tools: &tools,
         exe: &exe,
@@ -143,14 +167,26 @@ pub fn run(opts: &Options) -> Result<i32, String> {
         g.kill();
     }
     if !opts.quiet {
-        eprintln!("uverbs vm: exit status {code} ({} s in all)", started.elapsed().as_secs());
+        eprintln!(
+            "uverbs vm: exit status {code} ({} s in all)",
+            started.elapsed().as_secs()
+        );
     }
     Ok(code)
 }
 
-fn supervise(guests: &mut [Guest], launch: &Launch, signals: &SignalFd, opts: &Options, boot_timeout: Duration) -> i32 {
+fn supervise(
+    guests: &mut [Guest],
+    launch: &Launch,
+    signals: &SignalFd,
+    opts: &Options,
+    boot_timeout: Duration,
+) -> i32 {
     loop {
-        let mut fds = [nix::poll::PollFd::new(signals.as_fd(), nix::poll::PollFlags::POLLIN)];
+        let mut fds = [nix::poll::PollFd::new(
+            signals.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
         let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(200u16));
         if let Ok(Some(info)) = signals.read_signal() {
             let (name, code) = match Signal::try_from(info.ssi_signo as i32) {
@@ -167,7 +203,10 @@ fn supervise(guests: &mut [Guest], launch: &Launch, signals: &SignalFd, opts: &O
             }
         }
         // The first failure (in host order) ends the run; the other hosts are stopped.
-        if let Some(g) = guests.iter().find(|g| g.outcome.as_ref().is_some_and(|o| o.code != 0)) {
+        if let Some(g) = guests
+            .iter()
+            .find(|g| g.outcome.as_ref().is_some_and(|o| o.code != 0))
+        {
             let o = g.outcome.as_ref().expect("just found");
             if let Some(why) = &o.why {
                 if guests.len() > 1 {
@@ -176,7 +215,10 @@ fn supervise(guests: &mut [Guest], launch: &Launch, signals: &SignalFd, opts: &O
                     eprintln!("uverbs vm: error: {why}");
                 }
             } else if guests.len() > 1 {
-                eprintln!("uverbs vm: {}: the command exited with status {}", g.label, o.code);
+                eprintln!(
+                    "uverbs vm: {}: the command exited with status {}",
+                    g.label, o.code
+                );
             }
             return o.code;
         }
@@ -234,17 +276,35 @@ fn quote(s: &str) -> String {
 
 impl Guest {
     fn boot(&mut self, l: &Launch) -> Result<(), String> {
-        for f in [files::BOOTED, files::RC, files::TIMED_OUT, files::ERROR, files::REBOOT] {
+        for f in [
+            files::BOOTED,
+            files::RC,
+            files::TIMED_OUT,
+            files::ERROR,
+            files::REBOOT,
+            files::CONSOLE,
+        ] {
             let _ = fs::remove_file(self.dir.join(f));
         }
         let plan = serde_json::to_vec(&self.plan).map_err(|e| e.to_string())?;
-        fs::write(self.dir.join(files::PLAN), plan).map_err(|e| format!("{}: {e}", self.dir.display()))?;
-        let dir = self.dir.to_str().ok_or("the state directory's path is not UTF-8")?;
+        fs::write(self.dir.join(files::PLAN), plan)
+            .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let dir = self
+            .dir
+            .to_str()
+            .ok_or("the state directory's path is not UTF-8")?;
         let exe = l.exe.to_str().ok_or("this program's path is not UTF-8")?;
         let mut cmd = Command::new(&l.tools.vng);
         cmd.arg("--run")
             .arg(&self.kernel.image)
-            .args(["--force-9p", "--user", "root", "--memory", l.memory, "--cpus"])
+            .args([
+                "--force-9p",
+                "--user",
+                "root",
+                "--memory",
+                l.memory,
+                "--cpus",
+            ])
             .arg(l.cpus.to_string())
             .arg(format!("--rwdir={dir}"));
         for d in l.rwdirs {
@@ -253,24 +313,49 @@ impl Guest {
         if !l.kvm {
             cmd.arg("--disable-kvm");
         }
+        // vng sends the kernel's console to /dev/null with loglevel=0: a second serial port
+        // records its emergencies (a panic) in the state directory, where `check` reads them.
+        let console = self.dir.join(files::CONSOLE);
+        let mut qemu = format!(
+            "-chardev file,id=uvconsole,path={} -device virtconsole,chardev=uvconsole",
+            console.display()
+        );
         if let Some(net) = &self.qemu_net {
-            cmd.arg(format!("--qemu-opts={net}"));
+            qemu = format!("{qemu} {net}");
         }
-        cmd.arg("--exec").arg(format!("exec {} vm __guest {}", quote(exe), quote(dir)));
+        cmd.arg(format!("--qemu-opts={qemu}"));
+        cmd.args(["--append", "console=hvc0 loglevel=1"]);
+        cmd.arg("--exec")
+            .arg(format!("exec {} vm __guest {}", quote(exe), quote(dir)));
         // vng runs virtme-run from the PATH: its own directory goes first.
         let path = std::env::var_os("PATH").unwrap_or_default();
-        let dirs = l.tools.vng.parent().map(Path::to_path_buf).into_iter().chain(std::env::split_paths(&path));
-        cmd.env("PATH", std::env::join_paths(dirs).map_err(|e| e.to_string())?)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+        let dirs = l
+            .tools
+            .vng
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain(std::env::split_paths(&path));
+        cmd.env(
+            "PATH",
+            std::env::join_paths(dirs).map_err(|e| e.to_string())?,
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
         if !l.quiet {
             let accel = if l.kvm { "KVM" } else { "TCG, no KVM" };
-            let boot = if self.plan.boot > 1 { format!(", boot {}", self.plan.boot) } else { String::new() };
+            let boot = if self.plan.boot > 1 {
+                format!(", boot {}", self.plan.boot)
+            } else {
+                String::new()
+            };
             eprintln!("uverbs vm: booting {} ({accel}{boot})", self.label);
         }
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", l.tools.vng.display()))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", l.tools.vng.display()))?;
         let panic = Arc::new(Mutex::new(None));
         let out = child.stdout.take().expect("piped");
         let err = child.stderr.take().expect("piped");
@@ -278,7 +363,14 @@ impl Guest {
             pump(out, false, self.prefix.clone(), panic.clone()),
             pump(err, true, self.prefix.clone(), panic.clone()),
         ];
-        self.vm = Some(Vm { child, started: Instant::now(), booted: None, reported: None, panic, pumps });
+        self.vm = Some(Vm {
+            child,
+            started: Instant::now(),
+            booted: None,
+            reported: None,
+            panic,
+            pumps,
+        });
         Ok(())
     }
 
@@ -303,12 +395,28 @@ impl Guest {
             return;
         }
         let (booted, reported) = (vm.booted.is_some(), vm.reported.is_some());
-        let status = if exited { vm.child.try_wait().ok().flatten() } else { None };
+        let status = if exited {
+            vm.child.try_wait().ok().flatten()
+        } else {
+            None
+        };
         self.kill();
-        let read = |f: &str| fs::read_to_string(self.dir.join(f)).ok().map(|s| s.trim().to_owned());
-        let panic = self.vm_panic.take();
+        let read = |f: &str| {
+            fs::read_to_string(self.dir.join(f))
+                .ok()
+                .map(|s| s.trim().to_owned())
+        };
+        let panic = self.vm_panic.take().or_else(|| {
+            let console = fs::read(self.dir.join(files::CONSOLE)).ok()?;
+            let text = String::from_utf8_lossy(&console);
+            text.lines()
+                .find(|l| l.contains("Kernel panic"))
+                .map(|l| l.trim().to_owned())
+        });
         self.outcome = Some(if reported || read(files::RC).is_some() {
-            let code = read(files::RC).and_then(|s| s.parse().ok()).unwrap_or(EXIT_SETUP);
+            let code = read(files::RC)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(EXIT_SETUP);
             let why = if self.dir.join(files::TIMED_OUT).exists() {
                 Some(format!("TIMEOUT: the command did not finish within --timeout {timeout_s} s; it was killed"))
             } else {
@@ -319,7 +427,10 @@ impl Guest {
             self.plan.boot += 1;
             match self.boot(l) {
                 Ok(()) => return,
-                Err(e) => Outcome { code: EXIT_SETUP, why: Some(format!("cannot boot again: {e}")) },
+                Err(e) => Outcome {
+                    code: EXIT_SETUP,
+                    why: Some(format!("cannot boot again: {e}")),
+                },
             }
         } else if !booted && !exited {
             Outcome {
@@ -337,9 +448,15 @@ impl Guest {
                 )),
             }
         } else if let Some(line) = panic {
-            Outcome { code: EXIT_SETUP, why: Some(format!("the guest kernel panicked: {line}")) }
+            Outcome {
+                code: EXIT_SETUP,
+                why: Some(format!("the guest kernel panicked: {line}")),
+            }
         } else if self.dir.join(files::REBOOT).exists() {
-            Outcome { code: EXIT_SETUP, why: Some(format!("the guest asked for more than {MAX_BOOTS} boots")) }
+            Outcome {
+                code: EXIT_SETUP,
+                why: Some(format!("the guest asked for more than {MAX_BOOTS} boots")),
+            }
         } else {
             let how = status.map_or_else(|| "unknown status".to_owned(), |s| s.to_string());
             let what = if booted {
@@ -347,7 +464,10 @@ impl Guest {
             } else {
                 "the guest failed to boot"
             };
-            Outcome { code: EXIT_SETUP, why: Some(format!("{what} (vng: {how}); its console is above")) }
+            Outcome {
+                code: EXIT_SETUP,
+                why: Some(format!("{what} (vng: {how}); its console is above")),
+            }
         });
     }
 
@@ -366,7 +486,12 @@ impl Guest {
 /// Copies a guest's output to ours, line by line (with the host's prefix when there are two),
 /// noting a kernel panic. Keeps reading when ours cannot be written: a stalled pipe would stall
 /// the guest.
-fn pump(from: impl Read + Send + 'static, stderr: bool, prefix: Option<String>, panic: Arc<Mutex<Option<String>>>) -> JoinHandle<()> {
+fn pump(
+    from: impl Read + Send + 'static,
+    stderr: bool,
+    prefix: Option<String>,
+    panic: Arc<Mutex<Option<String>>>,
+) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
         let mut line = Vec::new();
@@ -382,8 +507,11 @@ fn pump(from: impl Read + Send + 'static, stderr: bool, prefix: Option<String>, 
                     p.get_or_insert(text);
                 }
             }
-            let mut out: Box<dyn Write> =
-                if stderr { Box::new(std::io::stderr().lock()) } else { Box::new(std::io::stdout().lock()) };
+            let mut out: Box<dyn Write> = if stderr {
+                Box::new(std::io::stderr().lock())
+            } else {
+                Box::new(std::io::stdout().lock())
+            };
             if let Some(p) = &prefix {
                 let _ = out.write_all(p.as_bytes());
             }
@@ -407,7 +535,8 @@ fn memory_mib(s: &str) -> Option<u64> {
 
 /// A UDP port free on 127.0.0.1 just now (qemu binds it a moment later).
 fn free_udp_port() -> Result<u16, String> {
-    let s = std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| format!("no free UDP port on 127.0.0.1: {e}"))?;
+    let s = std::net::UdpSocket::bind("127.0.0.1:0")
+        .map_err(|e| format!("no free UDP port on 127.0.0.1: {e}"))?;
     Ok(s.local_addr().map_err(|e| e.to_string())?.port())
 }
 
@@ -419,15 +548,28 @@ impl WorkDir {
         use std::os::unix::fs::DirBuilderExt;
         let base = std::env::temp_dir();
         for attempt in 0..100u32 {
-            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-            let dir = base.join(format!("uverbs-vm.{}.{nanos:x}{attempt}", std::process::id()));
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let dir = base.join(format!(
+                "uverbs-vm.{}.{nanos:x}{attempt}",
+                std::process::id()
+            ));
             match fs::DirBuilder::new().mode(0o700).create(&dir) {
                 Ok(()) => return Ok(Self(dir)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(format!("cannot create a state directory in {}: {e}", base.display())),
+                Err(e) => {
+                    return Err(format!(
+                        "cannot create a state directory in {}: {e}",
+                        base.display()
+                    ))
+                }
             }
         }
-        Err(format!("cannot create a state directory in {}", base.display()))
+        Err(format!(
+            "cannot create a state directory in {}",
+            base.display()
+        ))
     }
 }
 

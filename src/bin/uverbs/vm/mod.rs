@@ -135,7 +135,10 @@ fn parse(args: &[String]) -> Result<Options, String> {
             if let Some(v) = inline.clone() {
                 return Ok(v);
             }
-            let v = args.get(i).cloned().ok_or_else(|| format!("{name} needs {what}"))?;
+            let v = args
+                .get(i)
+                .cloned()
+                .ok_or_else(|| format!("{name} needs {what}"))?;
             i += 1;
             Ok(v)
         };
@@ -147,7 +150,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
         };
         match name {
             "--kernel" => kernel = Some(value("a kernel")?),
-            "--kernels" => kernels = Some(value("kernels")?.split(',').map(str::to_owned).collect()),
+            "--kernels" => {
+                kernels = Some(value("kernels")?.split(',').map(str::to_owned).collect())
+            }
             "--hosts" => o.hosts = number(value("a count")?, 1, 2)? as u32,
             "--devices" => o.devices = Some(number(value("a count")?, 0, 16)? as u32),
             "--netem" => o.netem = Some(value("netem arguments")?),
@@ -163,7 +168,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "-q" | "--quiet" => o.quiet = true,
             _ => return Err(format!("unknown option '{name}'")),
         }
-        if inline.is_some() && matches!(name, "--ro" | "--kvm" | "--no-kvm" | "--no-install" | "--quiet") {
+        if inline.is_some()
+            && matches!(
+                name,
+                "--ro" | "--kvm" | "--no-kvm" | "--no-install" | "--quiet"
+            )
+        {
             return Err(format!("{name} takes no value"));
         }
     }
@@ -175,7 +185,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
         (Some(_), Some(_)) => return Err("give --kernel or --kernels, not both".into()),
         (Some(list), None) => {
             if list.len() != o.hosts as usize {
-                return Err(format!("--kernels names {} kernels for {} host(s)", list.len(), o.hosts));
+                return Err(format!(
+                    "--kernels names {} kernels for {} host(s)",
+                    list.len(),
+                    o.hosts
+                ));
             }
             list
         }
@@ -204,7 +218,10 @@ mod tests {
         assert_eq!(o.kernels, ["6.12"]);
         assert_eq!(o.command, ["cargo", "test", "--release"]);
         let o = p(&["--timeout=5", "--", "--weird", "-x"]).unwrap();
-        assert_eq!((o.timeout_s, o.command.as_slice()), (5, ["--weird", "-x"].map(String::from).as_slice()));
+        assert_eq!(
+            (o.timeout_s, o.command.as_slice()),
+            (5, ["--weird", "-x"].map(String::from).as_slice())
+        );
     }
 
     #[test]
@@ -218,13 +235,27 @@ mod tests {
     #[test]
     fn bad_options_say_what_is_wrong() {
         let e = |a: &[&str]| p(a).unwrap_err();
-        assert_eq!(e(&["--timeout", "0", "true"]), "--timeout: expected a number from 1 to 604800, not '0'");
-        assert_eq!(e(&["--hosts", "3", "true"]), "--hosts: expected a number from 1 to 2, not '3'");
-        assert_eq!(e(&["--frobnicate", "true"]), "unknown option '--frobnicate'");
+        assert_eq!(
+            e(&["--timeout", "0", "true"]),
+            "--timeout: expected a number from 1 to 604800, not '0'"
+        );
+        assert_eq!(
+            e(&["--hosts", "3", "true"]),
+            "--hosts: expected a number from 1 to 2, not '3'"
+        );
+        assert_eq!(
+            e(&["--frobnicate", "true"]),
+            "unknown option '--frobnicate'"
+        );
         assert_eq!(e(&["--kernel"]), "--kernel needs a kernel");
         assert_eq!(e(&["--kernel", "6.1"]), "no command given");
-        assert_eq!(e(&["--hosts", "2", "--kernels", "6.1", "true"]), "--kernels names 1 kernels for 2 host(s)");
-        assert!(e(&["--hosts", "2", "--devices", "2", "true"]).starts_with("--devices is for one host"));
+        assert_eq!(
+            e(&["--hosts", "2", "--kernels", "6.1", "true"]),
+            "--kernels names 1 kernels for 2 host(s)"
+        );
+        assert!(
+            e(&["--hosts", "2", "--devices", "2", "true"]).starts_with("--devices is for one host")
+        );
         assert!(e(&["--netem", "loss 1%", "true"]).starts_with("--netem needs --hosts 2"));
         assert_eq!(e(&["--ro=1", "true"]), "--ro takes no value");
     }

@@ -74,22 +74,35 @@ fn kernel_package(series: &str) -> Option<&'static str> {
 
 /// Checks (and, unless `no_install`, installs) what booting `kernels` needs; returns the tools
 /// and the kernels resolved.
-pub fn prepare(kernels: &[String], no_install: bool, quiet: bool) -> Result<(Tools, Vec<Kernel>), Refusal> {
+pub fn prepare(
+    kernels: &[String],
+    no_install: bool,
+    quiet: bool,
+) -> Result<(Tools, Vec<Kernel>), Refusal> {
     let missing = missing(kernels);
     if !missing.is_empty() {
         let list: Vec<&str> = missing.iter().map(|n| n.what.as_str()).collect();
         if no_install {
-            return Err(format!("missing: {} (run without --no-install to install them)", list.join(", ")));
+            return Err(format!(
+                "missing: {} (run without --no-install to install them)",
+                list.join(", ")
+            ));
         }
         install(&missing, quiet)?;
         let still = self::missing(kernels);
         if !still.is_empty() {
             let list: Vec<&str> = still.iter().map(|n| n.what.as_str()).collect();
-            return Err(format!("still missing after installing: {}", list.join(", ")));
+            return Err(format!(
+                "still missing after installing: {}",
+                list.join(", ")
+            ));
         }
     }
     let vng = find_vng().ok_or("virtme-ng's vng is not on the PATH")?;
-    let kernels = kernels.iter().map(|k| resolve_kernel(k)).collect::<Result<Vec<_>, _>>()?;
+    let kernels = kernels
+        .iter()
+        .map(|k| resolve_kernel(k))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok((Tools { vng }, kernels))
 }
 
@@ -105,21 +118,42 @@ fn missing(kernels: &[String]) -> Vec<Need> {
     ];
     for (cmd, pkg) in tools {
         if which(cmd).is_none() {
-            need.push(Need { what: cmd.to_owned(), package: Some(pkg) });
+            need.push(Need {
+                what: cmd.to_owned(),
+                package: Some(pkg),
+            });
         }
     }
     if find_vng().is_none() {
-        need.push(Need { what: "vng (virtme-ng)".into(), package: None });
+        need.push(Need {
+            what: "vng (virtme-ng)".into(),
+            package: None,
+        });
         if which("python3").is_none() {
-            need.push(Need { what: "python3".into(), package: Some("python3") });
+            need.push(Need {
+                what: "python3".into(),
+                package: Some("python3"),
+            });
         }
-        if Command::new("python3").args(["-c", "import ensurepip, venv"]).stderr(Stdio::null()).status().map_or(true, |s| !s.success()) {
-            need.push(Need { what: "python3's venv".into(), package: Some("python3-venv") });
+        if Command::new("python3")
+            .args(["-c", "import ensurepip, venv"])
+            .stderr(Stdio::null())
+            .status()
+            .map_or(true, |s| !s.success())
+        {
+            need.push(Need {
+                what: "python3's venv".into(),
+                package: Some("python3-venv"),
+            });
         }
     }
     for k in kernels {
-        if !k.contains('/') && newest_image(k).is_none() {
-            need.push(Need { what: format!("a Linux {k} kernel in /boot"), package: kernel_package(k) });
+        // Only the series this tool can install; `resolve_kernel` explains the others.
+        if let (Some(package), None) = (kernel_package(k), newest_image(k)) {
+            need.push(Need {
+                what: format!("a Linux {k} kernel in /boot"),
+                package: Some(package),
+            });
         }
     }
     need
@@ -133,7 +167,9 @@ fn as_root(argv: &[&str]) -> Command {
         c.arg(argv[0]);
         c
     };
-    cmd.args(&argv[1..]).env("DEBIAN_FRONTEND", "noninteractive").stdin(Stdio::null());
+    cmd.args(&argv[1..])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdin(Stdio::null());
     cmd
 }
 
@@ -154,7 +190,9 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
     let mut packages: Vec<&str> = need.iter().filter_map(|n| n.package).collect();
     packages.sort_unstable();
     packages.dedup();
-    let pip = need.iter().any(|n| n.package.is_none() && n.what.starts_with("vng"));
+    let pip = need
+        .iter()
+        .any(|n| n.package.is_none() && n.what.starts_with("vng"));
     if !packages.is_empty() {
         if which("apt-get").is_none() {
             return Err(format!(
@@ -164,12 +202,18 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
             ));
         }
         if !nix::unistd::geteuid().is_root() && which("sudo").is_none() {
-            return Err(format!("need root or sudo to install {}", packages.join(" ")));
+            return Err(format!(
+                "need root or sudo to install {}",
+                packages.join(" ")
+            ));
         }
         // Kernels and qemu take about 600 MB once installed.
         require_space(Path::new("/var/cache/apt"), 1536, "installing packages")?;
         if !quiet {
-            eprintln!("uverbs vm: first use: installing {} with apt-get", packages.join(" "));
+            eprintln!(
+                "uverbs vm: first use: installing {} with apt-get",
+                packages.join(" ")
+            );
         }
         checked(as_root(&["apt-get", "update", "-q"]), "apt-get update")?;
         if packages.contains(&"linux-image-6.12-amd64") && !apt_has("linux-image-6.12-amd64") {
@@ -182,13 +226,17 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
     if pip {
         let venv = venv();
         if !quiet {
-            eprintln!("uverbs vm: first use: installing virtme-ng with pip into {}", venv.display());
+            eprintln!(
+                "uverbs vm: first use: installing virtme-ng with pip into {}",
+                venv.display()
+            );
         }
         let mut cmd = Command::new("python3");
         cmd.args(["-m", "venv"]).arg(&venv);
         checked(cmd, "python3 -m venv")?;
         let mut cmd = Command::new(venv.join("bin/pip"));
-        cmd.args(["install", "-q", "virtme-ng"]).stdin(Stdio::null());
+        cmd.args(["install", "-q", "virtme-ng"])
+            .stdin(Stdio::null());
         checked(cmd, "pip install virtme-ng")?;
     }
     Ok(())
@@ -200,9 +248,11 @@ fn apt_has(package: &str) -> bool {
         .env("LC_ALL", "C")
         .output()
         .is_ok_and(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .any(|l| l.trim().strip_prefix("Candidate:").is_some_and(|c| c.trim() != "(none)"))
+            String::from_utf8_lossy(&o.stdout).lines().any(|l| {
+                l.trim()
+                    .strip_prefix("Candidate:")
+                    .is_some_and(|c| c.trim() != "(none)")
+            })
         })
 }
 
@@ -210,7 +260,9 @@ fn apt_has(package: &str) -> bool {
 fn add_bookworm_security() -> Result<(), Refusal> {
     let release = fs::read_to_string("/etc/os-release").unwrap_or_default();
     if !release.lines().any(|l| l == "VERSION_CODENAME=bookworm") {
-        return Err("linux-image-6.12-amd64 is not available from this system's apt sources".into());
+        return Err(
+            "linux-image-6.12-amd64 is not available from this system's apt sources".into(),
+        );
     }
     eprintln!("uverbs vm: adding deb.debian.org/debian-security bookworm-security for linux-image-6.12-amd64");
     let list = "/etc/apt/sources.list.d/uverbs-vm-bookworm-security.list";
@@ -229,10 +281,14 @@ fn add_bookworm_security() -> Result<(), Refusal> {
 
 /// Refuses (in one line) when the filesystem holding `path` has less than `mib` MiB free.
 pub fn require_space(path: &Path, mib: u64, purpose: &str) -> Result<(), Refusal> {
-    let probe = path.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
+    let probe = path
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"));
     match nix::sys::statvfs::statvfs(probe) {
         Ok(st) => {
-            let free = st.blocks_available() as u64 * st.fragment_size() as u64 / (1 << 20);
+            // Both are u64 on the 64-bit Linux targets this tool boots guests on.
+            let free = st.blocks_available() * st.fragment_size() / (1 << 20);
             if free < mib {
                 return Err(format!(
                     "no space: {purpose} needs {mib} MiB free on {}, it has {free} MiB",
@@ -247,7 +303,10 @@ pub fn require_space(path: &Path, mib: u64, purpose: &str) -> Result<(), Refusal
 
 /// Orders release strings as `sort -V` does for these: by their runs of digits, as numbers.
 fn version_key(s: &str) -> Vec<u64> {
-    s.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect()
+    s.split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| p.parse().ok())
+        .collect()
 }
 
 /// The newest `/boot/vmlinuz-<series>{.,-,+}*`.
@@ -258,7 +317,8 @@ fn newest_image(series: &str) -> Option<PathBuf> {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let rest = name.strip_prefix("vmlinuz-")?.strip_prefix(series)?;
-            matches!(rest.chars().next(), Some('.' | '-' | '+')).then(|| (version_key(&name), e.path()))
+            matches!(rest.chars().next(), Some('.' | '-' | '+'))
+                .then(|| (version_key(&name), e.path()))
         })
         .collect();
     found.sort();
@@ -285,7 +345,9 @@ pub fn resolve_kernel(spec: &str) -> Result<Kernel, Refusal> {
     } else {
         let series_ok = {
             let mut parts = spec.split('.');
-            let ok = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+            let ok = |p: Option<&str>| {
+                p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            };
             ok(parts.next()) && ok(parts.next()) && parts.next().is_none()
         };
         if !series_ok {
@@ -300,13 +362,27 @@ pub fn resolve_kernel(spec: &str) -> Result<Kernel, Refusal> {
     let bytes = fs::read(&image).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("kernel image {} not found", image.display()),
         std::io::ErrorKind::PermissionDenied => {
-            format!("kernel image {} is not readable (run as root, or make it readable)", image.display())
+            format!(
+                "kernel image {} is not readable (run as root, or make it readable)",
+                image.display()
+            )
         }
         _ => format!("kernel image {}: {e}", image.display()),
     })?;
     let release = image_release(&bytes)
-        .or_else(|| image.file_name()?.to_str()?.strip_prefix("vmlinuz-").map(str::to_owned))
-        .ok_or_else(|| format!("{} is not a Linux kernel image (no bzImage header)", image.display()))?;
+        .or_else(|| {
+            image
+                .file_name()?
+                .to_str()?
+                .strip_prefix("vmlinuz-")
+                .map(str::to_owned)
+        })
+        .ok_or_else(|| {
+            format!(
+                "{} is not a Linux kernel image (no bzImage header)",
+                image.display()
+            )
+        })?;
     let modules = Path::new("/lib/modules").join(&release);
     if !modules.is_dir() {
         return Err(format!(
@@ -315,8 +391,15 @@ pub fn resolve_kernel(spec: &str) -> Result<Kernel, Refusal> {
             modules.display()
         ));
     }
-    let lists = ["modules.dep", "modules.builtin"].map(|f| fs::read_to_string(modules.join(f)).unwrap_or_default());
-    let has_rxe = lists.iter().any(|l| l.lines().any(|line| line.split(':').next().is_some_and(|m| m.contains("/rdma_rxe.ko"))));
+    let lists = ["modules.dep", "modules.builtin"]
+        .map(|f| fs::read_to_string(modules.join(f)).unwrap_or_default());
+    let has_rxe = lists.iter().any(|l| {
+        l.lines().any(|line| {
+            line.split(':')
+                .next()
+                .is_some_and(|m| m.contains("/rdma_rxe.ko"))
+        })
+    });
     if !has_rxe {
         return Err(format!(
             "kernel {release} has no rdma_rxe (soft-RoCE) module: not in {}/modules.dep nor modules.builtin",
@@ -339,7 +422,11 @@ pub fn kvm_usable() -> bool {
     let cpu = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let flags = cpu.lines().find(|l| l.starts_with("flags")).unwrap_or("");
     let virt = flags.split_whitespace().any(|f| f == "vmx" || f == "svm");
-    virt && fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok()
+    virt && fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok()
 }
 
 #[cfg(test)]
