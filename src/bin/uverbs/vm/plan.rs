@@ -70,7 +70,7 @@ pub mod files {
     pub const TIMED_OUT: &str = "timedout";
     /// A one-line reason the guest's setup failed.
     pub const ERROR: &str = "error";
-    /// The guest kernel's console, emergencies only (host side: qemu writes it).
+    /// The guest kernel's console, warnings and worse (qemu writes it).
     pub const CONSOLE: &str = "console";
     /// Created by `uverbs vm reboot`: boot this guest again.
     pub const REBOOT: &str = "reboot";
