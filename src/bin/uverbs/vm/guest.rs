@@ -47,6 +47,14 @@ pub fn reboot_main(args: &[String]) -> i32 {
         eprintln!("uverbs vm reboot: not inside a `uverbs vm` guest (UVERBS_VM_STATE is unset)");
         return 2;
     };
+    // reboot(2) on the wrong machine would be a power cut: only in a guest this tool started.
+    let in_guest = std::env::var_os("UVERBS_VM").is_some_and(|v| v == "1")
+        && Path::new(&state).join(files::PLAN).is_file()
+        && fs::read_to_string("/proc/cmdline").is_ok_and(|c| c.contains("virtme"));
+    if !in_guest {
+        eprintln!("uverbs vm reboot: not inside a `uverbs vm` guest");
+        return 2;
+    }
     if let Err(e) = fs::write(Path::new(&state).join(files::REBOOT), b"") {
         eprintln!("uverbs vm reboot: cannot ask the host for a new boot: {e}");
         return 1;
@@ -172,6 +180,7 @@ impl Guest {
             .current_dir(&plan.cwd)
             .stdin(Stdio::null())
             .process_group(0);
+        let _ = fs::write(self.state.join(files::STARTED), b"");
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {

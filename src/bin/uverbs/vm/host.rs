@@ -23,13 +23,20 @@ use std::time::{Duration, Instant};
 const MAX_BOOTS: u32 = 8;
 /// How long after its own timeout the guest has to report before the host gives up on it.
 const GRACE: Duration = Duration::from_secs(60);
+/// How long the guest's setup may take, from its init's start to the command's.
+const SETUP: Duration = Duration::from_secs(180);
 
 /// Boots the guests, runs the command, returns the exit status.
 pub fn run(opts: &Options) -> Result<i32, String> {
     // Signals become readable events, polled with everything else: no handler, no `unsafe`.
     // (Children start with an empty signal mask: std resets it before exec.)
     let mut mask = SigSet::empty();
-    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+    for s in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+    ] {
         mask.add(s);
     }
     mask.thread_block()
@@ -45,6 +52,8 @@ pub fn run(opts: &Options) -> Result<i32, String> {
         .unwrap_or_else(|| if two { "1G" } else { "2G" }.into());
     let need = memory_mib(&memory)
         .ok_or_else(|| format!("--memory: not a size: '{memory}' (e.g. 2G, 1536M)"))?;
+    // In MiB, as qemu reads it whatever the unit given.
+    let memory = format!("{need}M");
     if let Some(avail) = setup::available_memory_mib() {
         let total = need * u64::from(opts.hosts);
         if total + 256 > avail {
@@ -79,16 +88,22 @@ pub fn run(opts: &Options) -> Result<i32, String> {
                 d.display()
             ));
         }
+        passable(d)?;
+    }
+    passable(&exe)?;
+    for k in &kernels {
+        passable(&k.image)?;
     }
     let kvm = opts.kvm.unwrap_or_else(setup::kvm_usable);
     let work = WorkDir::new()?;
+    passable(&work.0)?;
     setup::require_space(&work.0, 16, "the guests' state")?;
     let env: Vec<(String, String)> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| !matches!(k.as_str(), "PWD" | "OLDPWD" | "SHLVL" | "_"))
         .collect();
     let ports = if two {
-        Some((free_udp_port()?, free_udp_port()?))
+        Some(two_free_udp_ports()?)
     } else {
         None
     };
@@ -193,6 +208,7 @@ fn supervise(
             let (name, code) = match Signal::try_from(info.ssi_signo as i32) {
                 Ok(Signal::SIGINT) => ("interrupted", 130),
                 Ok(Signal::SIGHUP) => ("hung up", 129),
+                Ok(Signal::SIGQUIT) => ("quit", 131),
                 _ => ("terminated", 143),
             };
             eprintln!("uverbs vm: {name}: stopping the guests");
@@ -264,10 +280,19 @@ struct Guest {
 }
 
 /// One running vng (and its qemu), in a process group of its own.
+/// Kills the guest's qemu whichever way the run ends (an early return, a panic).
+impl Drop for Guest {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 struct Vm {
     child: Child,
     started: Instant,
     booted: Option<Instant>,
+    /// When the guest said the command starts (its timeout runs from there).
+    begun: Option<Instant>,
     reported: Option<Instant>,
     panic: Arc<Mutex<Option<String>>>,
     pumps: Vec<JoinHandle<()>>,
@@ -280,6 +305,7 @@ fn quote(s: &str) -> String {
 impl Guest {
     fn boot(&mut self, l: &Launch) -> Result<(), String> {
         for f in [
+            files::STARTED,
             files::BOOTED,
             files::RC,
             files::TIMED_OUT,
@@ -371,6 +397,7 @@ impl Guest {
             child,
             started: Instant::now(),
             booted: None,
+            begun: None,
             reported: None,
             panic,
             pumps,
@@ -385,6 +412,9 @@ impl Guest {
         if vm.booted.is_none() && self.dir.join(files::BOOTED).exists() {
             vm.booted = Some(now);
         }
+        if vm.begun.is_none() && self.dir.join(files::STARTED).exists() {
+            vm.begun = Some(now);
+        }
         if vm.reported.is_none() && self.dir.join(files::RC).exists() {
             vm.reported = Some(now);
         }
@@ -393,12 +423,19 @@ impl Guest {
             // The guest powers off right after it reports; a stuck power-off is not a failure.
             (_, Some(t)) => now > t + Duration::from_secs(20),
             (None, None) => now > vm.started + boot_timeout,
-            (Some(t), None) => now > t + Duration::from_secs(timeout_s) + GRACE,
+            (Some(t), None) => match vm.begun {
+                Some(b) => now > b + Duration::from_secs(timeout_s) + GRACE,
+                None => now > t + SETUP,
+            },
         };
         if !exited && !overdue {
             return;
         }
-        let (booted, reported) = (vm.booted.is_some(), vm.reported.is_some());
+        let (booted, begun, reported) = (
+            vm.booted.is_some(),
+            vm.begun.is_some(),
+            vm.reported.is_some(),
+        );
         let status = if exited {
             vm.child.try_wait().ok().flatten()
         } else {
@@ -461,6 +498,14 @@ impl Guest {
                 why: Some(format!(
                     "TIMEOUT: the guest did not boot within --boot-timeout {} s; it was killed",
                     boot_timeout.as_secs()
+                )),
+            }
+        } else if !exited && !begun {
+            Outcome {
+                code: EXIT_TIMEOUT,
+                why: Some(format!(
+                    "TIMEOUT: the guest's setup (modules, rxe devices, network) did not finish within {} s of its boot; it was killed",
+                    SETUP.as_secs()
                 )),
             }
         } else if !exited {
@@ -556,11 +601,27 @@ fn memory_mib(s: &str) -> Option<u64> {
     (mib >= 256).then_some(mib)
 }
 
-/// A UDP port free on 127.0.0.1 just now (qemu binds it a moment later).
-fn free_udp_port() -> Result<u16, String> {
-    let s = std::net::UdpSocket::bind("127.0.0.1:0")
-        .map_err(|e| format!("no free UDP port on 127.0.0.1: {e}"))?;
-    Ok(s.local_addr().map_err(|e| e.to_string())?.port())
+/// Two distinct UDP ports free on 127.0.0.1 just now (each qemu binds one a moment later).
+fn two_free_udp_ports() -> Result<(u16, u16), String> {
+    let bind = || {
+        std::net::UdpSocket::bind("127.0.0.1:0")
+            .and_then(|s| Ok((s.local_addr()?.port(), s)))
+            .map_err(|e| format!("no free UDP port on 127.0.0.1: {e}"))
+    };
+    let ((a, _first), (b, _second)) = (bind()?, bind()?);
+    Ok((a, b))
+}
+
+/// vng hands its arguments to a shell (`virtme-run` is run with `shell=True`), unquoted: a path
+/// it gets must not contain anything that shell would read.
+fn passable(path: &Path) -> Result<(), String> {
+    let text = path.to_str().unwrap_or("\u{fffd}");
+    match text.chars().find(|c| !(c.is_ascii_alphanumeric() || "._/+@:%~-".contains(*c))) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "{text}: virtme-ng passes paths through a shell, and this one has {c:?} in it; use a path of letters, digits and ._/+@:%~-"
+        )),
+    }
 }
 
 /// The run's state directories, removed at the end (kept with `UVERBS_VM_KEEP=1`).

@@ -46,9 +46,10 @@ interface, for tc and ip link), UVERBS_VM_BOOT. `uverbs vm reboot`, run in a gue
 once; the host boots it again and runs CMD again with UVERBS_VM_BOOT one higher. When one host's
 CMD fails the other is stopped.
 
-The first use installs qemu, the kernels, virtme-ng and iproute2 (Debian and Ubuntu), saying so
+The first use installs qemu, the kernels, virtme-ng and iproute2 (on Debian 12 and 13), saying so
 first. Exit status: CMD's; 124 a timeout (which one is said); 125 the machine or the guest could
-not run it (one line says why); 127 CMD not found; 2 bad options.
+not run it (one line says why); 126 CMD cannot be executed; 127 CMD not found; 129, 130, 131, 143
+SIGHUP, SIGINT, SIGQUIT, SIGTERM (the guests are stopped); 2 bad options.
 ";
 
 /// Everything the command line says.
@@ -82,7 +83,11 @@ pub fn main(args: &[String]) -> i32 {
         _ => {}
     }
     let opts = match parse(args) {
-        Ok(o) => o,
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            print!("{HELP}");
+            return 0;
+        }
         Err(e) => {
             eprintln!("uverbs vm: {e}\nTry 'uverbs vm --help'.");
             return 2;
@@ -97,7 +102,8 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
+/// The options, or `None` for `--help`.
+fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut o = Options {
         kernels: vec!["6.1".into()],
         hosts: 1,
@@ -166,6 +172,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--no-kvm" => o.kvm = Some(false),
             "--no-install" => o.no_install = true,
             "-q" | "--quiet" => o.quiet = true,
+            "-h" | "--help" => return Ok(None),
             _ => return Err(format!("unknown option '{name}'")),
         }
         if inline.is_some()
@@ -201,7 +208,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if o.hosts == 1 && o.netem.is_some() {
         return Err("--netem needs --hosts 2 (it shapes the link between them)".into());
     }
-    Ok(o)
+    Ok(Some(o))
 }
 
 #[cfg(test)]
@@ -210,6 +217,7 @@ mod tests {
 
     fn p(args: &[&str]) -> Result<Options, String> {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .map(|o| o.expect("not --help"))
     }
 
     #[test]
@@ -222,6 +230,12 @@ mod tests {
             (o.timeout_s, o.command.as_slice()),
             (5, ["--weird", "-x"].map(String::from).as_slice())
         );
+    }
+
+    #[test]
+    fn help_is_help_anywhere_among_the_options() {
+        let args = ["--kernel", "6.12", "--help", "true"].map(String::from);
+        assert!(parse(&args).unwrap().is_none());
     }
 
     #[test]

@@ -64,6 +64,8 @@ pub mod files {
     pub const PLAN: &str = "plan.json";
     /// Created as soon as the guest's init runs (guest → host).
     pub const BOOTED: &str = "booted";
+    /// Created right before the command starts (guest → host): its timeout runs from here.
+    pub const STARTED: &str = "started";
     /// The command's exit status, as text (guest → host).
     pub const RC: &str = "rc";
     /// Created when the guest killed the command at its timeout.

@@ -1,5 +1,5 @@
 //! What `uverbs vm` needs on the host, found or installed: qemu, virtme-ng, the tools the guest
-//! runs (`rdma`, `ip`, `tc`, `modprobe`), and kernels that carry `rdma_rxe`. On Debian and Ubuntu
+//! runs (`rdma`, `ip`, `tc`, `modprobe`), and kernels that carry `rdma_rxe`. On Debian (12 and 13)
 //! it installs what is missing on first use (apt-get, and virtme-ng with pip into a venv when no
 //! `vng` is on the PATH), saying so first; `--no-install` only says what is missing.
 
@@ -63,11 +63,22 @@ fn find_vng() -> Option<PathBuf> {
     which("vng").or_else(|| Some(venv().join("bin/vng")).filter(|p| p.is_file()))
 }
 
-/// The Debian package of a kernel series this tool knows how to install.
+/// The Debian release this runs on (`VERSION_CODENAME` in /etc/os-release), if any.
+fn codename() -> Option<String> {
+    let release = fs::read_to_string("/etc/os-release").ok()?;
+    release
+        .lines()
+        .find_map(|l| l.strip_prefix("VERSION_CODENAME="))
+        .map(|c| c.trim_matches('"').to_owned())
+}
+
+/// The Debian package that brings a kernel series on this release: Debian 12 (bookworm) has 6.1
+/// as its kernel and 6.12 from bookworm-security, Debian 13 (trixie) has 6.12.
 fn kernel_package(series: &str) -> Option<&'static str> {
-    match series {
-        "6.1" => Some("linux-image-amd64"),
-        "6.12" => Some("linux-image-6.12-amd64"),
+    match (codename().as_deref(), series) {
+        (Some("bookworm"), "6.1") => Some("linux-image-amd64"),
+        (Some("bookworm"), "6.12") => Some("linux-image-6.12-amd64"),
+        (Some("trixie"), "6.12") => Some("linux-image-amd64"),
         _ => None,
     }
 }
@@ -163,8 +174,9 @@ fn as_root(argv: &[&str]) -> Command {
     let mut cmd = if nix::unistd::geteuid().is_root() {
         Command::new(argv[0])
     } else {
+        // `env` inside sudo: its env_reset would drop DEBIAN_FRONTEND.
         let mut c = Command::new("sudo");
-        c.arg(argv[0]);
+        c.args(["env", "DEBIAN_FRONTEND=noninteractive", argv[0]]);
         c
     };
     cmd.args(&argv[1..])
@@ -196,8 +208,11 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
     if !packages.is_empty() {
         if which("apt-get").is_none() {
             return Err(format!(
-                "not a Debian or Ubuntu system (no apt-get): install {} by hand, or the packages {}",
-                need.iter().map(|n| n.what.as_str()).collect::<Vec<_>>().join(", "),
+                "not a Debian system (no apt-get): install {} by hand, or the packages {}",
+                need.iter()
+                    .map(|n| n.what.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 packages.join(" ")
             ));
         }
@@ -309,20 +324,36 @@ fn version_key(s: &str) -> Vec<u64> {
         .collect()
 }
 
-/// The newest `/boot/vmlinuz-<series>{.,-,+}*`.
+/// The newest `/boot/vmlinuz-<series>{.,-,+}*` whose modules have `rdma_rxe` (a cloud kernel
+/// beside the generic one may lack it).
 fn newest_image(series: &str) -> Option<PathBuf> {
-    let mut found: Vec<(Vec<u64>, PathBuf)> = fs::read_dir("/boot")
+    let mut found: Vec<(bool, Vec<u64>, PathBuf)> = fs::read_dir("/boot")
         .ok()?
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            let rest = name.strip_prefix("vmlinuz-")?.strip_prefix(series)?;
+            let release = name.strip_prefix("vmlinuz-")?;
+            let rest = release.strip_prefix(series)?;
             matches!(rest.chars().next(), Some('.' | '-' | '+'))
-                .then(|| (version_key(&name), e.path()))
+                .then(|| (has_rxe(release), version_key(&name), e.path()))
         })
         .collect();
     found.sort();
-    found.pop().map(|f| f.1)
+    found.pop().map(|f| f.2)
+}
+
+/// Whether the modules of kernel `release` list `rdma_rxe` (as a module or built in).
+fn has_rxe(release: &str) -> bool {
+    let modules = Path::new("/lib/modules").join(release);
+    ["modules.dep", "modules.builtin"].iter().any(|f| {
+        fs::read_to_string(modules.join(f)).is_ok_and(|list| {
+            list.lines().any(|line| {
+                line.split(':')
+                    .next()
+                    .is_some_and(|m| m.contains("/rdma_rxe.ko"))
+            })
+        })
+    })
 }
 
 /// The release a bzImage announces in its setup header (`kernel_version`, boot protocol 2.0+).
@@ -355,7 +386,7 @@ pub fn resolve_kernel(spec: &str) -> Result<Kernel, Refusal> {
         }
         newest_image(spec).ok_or_else(|| {
             format!(
-                "no Linux {spec} kernel in /boot (uverbs vm installs 6.1 and 6.12; give a path for another)"
+                "no Linux {spec} kernel with rdma_rxe in /boot (uverbs vm installs 6.1 and 6.12 on Debian 12, 6.12 on Debian 13; elsewhere give --kernel PATH)"
             )
         })?
     };
@@ -391,16 +422,7 @@ pub fn resolve_kernel(spec: &str) -> Result<Kernel, Refusal> {
             modules.display()
         ));
     }
-    let lists = ["modules.dep", "modules.builtin"]
-        .map(|f| fs::read_to_string(modules.join(f)).unwrap_or_default());
-    let has_rxe = lists.iter().any(|l| {
-        l.lines().any(|line| {
-            line.split(':')
-                .next()
-                .is_some_and(|m| m.contains("/rdma_rxe.ko"))
-        })
-    });
-    if !has_rxe {
+    if !has_rxe(&release) {
         return Err(format!(
             "kernel {release} has no rdma_rxe (soft-RoCE) module: not in {}/modules.dep nor modules.builtin",
             modules.display()
