@@ -1,10 +1,12 @@
 //! The guest side of `uverbs vm`: the same binary, started by virtme-ng's init inside the guest as
 //! `uverbs vm __guest STATEDIR`. It loads soft-RoCE, brings up the devices and the network the plan
 //! asks for, raises the memlock limit and runs the command with its bound, then writes the exit
-//! status where the host reads it. Everything it cannot do ends in one line on stderr, the same
-//! line in `STATEDIR/error`, and exit status 125.
+//! status where the host reads it. Everything it cannot do ends in one line in `STATEDIR/error`,
+//! which the host prints, and exit status 125.
 
-use super::plan::{files, Devices, Link, Plan, EXIT_CANNOT_EXEC, EXIT_NOT_FOUND, EXIT_SETUP};
+use super::plan::{
+    files, Devices, Link, Plan, EXIT_CANNOT_EXEC, EXIT_NOT_FOUND, EXIT_SETUP, EXIT_TIMEOUT,
+};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::fs;
@@ -221,7 +223,7 @@ impl Guest {
         let _ = killpg(pgid, Signal::SIGKILL);
         if killed_at.is_some() {
             let _ = fs::write(self.state.join(files::TIMED_OUT), b"");
-            return finish(&self.state, super::plan::EXIT_TIMEOUT);
+            return finish(&self.state, EXIT_TIMEOUT);
         }
         use std::os::unix::process::ExitStatusExt;
         let rc = match status {

@@ -15,7 +15,6 @@ use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -158,7 +157,6 @@ pub fn run(opts: &Options) -> Result<i32, String> {
             plan,
             qemu_net,
             vm: None,
-            vm_panic: None,
             early_panics: 0,
             outcome: None,
         });
@@ -272,14 +270,11 @@ struct Guest {
     plan: Plan,
     qemu_net: Option<String>,
     vm: Option<Vm>,
-    /// The kernel panic the last boot's console showed, if any.
-    vm_panic: Option<String>,
     /// Boots that ended in a kernel panic before the guest's init ran.
     early_panics: u32,
     outcome: Option<Outcome>,
 }
 
-/// One running vng (and its qemu), in a process group of its own.
 /// Kills the guest's qemu whichever way the run ends (an early return, a panic).
 impl Drop for Guest {
     fn drop(&mut self) {
@@ -287,6 +282,7 @@ impl Drop for Guest {
     }
 }
 
+/// One running vng (and its qemu), in a process group of its own.
 struct Vm {
     child: Child,
     started: Instant,
@@ -294,7 +290,6 @@ struct Vm {
     /// When the guest said the command starts (its timeout runs from there).
     begun: Option<Instant>,
     reported: Option<Instant>,
-    panic: Arc<Mutex<Option<String>>>,
     pumps: Vec<JoinHandle<()>>,
 }
 
@@ -386,12 +381,11 @@ impl Guest {
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", l.tools.vng.display()))?;
-        let panic = Arc::new(Mutex::new(None));
         let out = child.stdout.take().expect("piped");
         let err = child.stderr.take().expect("piped");
         let pumps = vec![
-            pump(out, false, self.prefix.clone(), panic.clone()),
-            pump(err, true, self.prefix.clone(), panic.clone()),
+            pump(out, false, self.prefix.clone()),
+            pump(err, true, self.prefix.clone()),
         ];
         self.vm = Some(Vm {
             child,
@@ -399,7 +393,6 @@ impl Guest {
             booted: None,
             begun: None,
             reported: None,
-            panic,
             pumps,
         });
         Ok(())
@@ -418,7 +411,8 @@ impl Guest {
         if vm.reported.is_none() && self.dir.join(files::RC).exists() {
             vm.reported = Some(now);
         }
-        let exited = matches!(vm.child.try_wait(), Ok(Some(_)) | Err(_));
+        let waited = vm.child.try_wait();
+        let exited = !matches!(waited, Ok(None));
         let overdue = match (vm.booted, vm.reported) {
             // The guest powers off right after it reports; a stuck power-off is not a failure.
             (_, Some(t)) => now > t + Duration::from_secs(20),
@@ -436,32 +430,17 @@ impl Guest {
             vm.begun.is_some(),
             vm.reported.is_some(),
         );
-        let status = if exited {
-            vm.child.try_wait().ok().flatten()
-        } else {
-            None
-        };
+        let status = waited.ok().flatten();
         self.kill();
         let read = |f: &str| {
             fs::read_to_string(self.dir.join(f))
                 .ok()
                 .map(|s| s.trim().to_owned())
         };
-        let panic = self.vm_panic.take().or_else(|| {
-            let console = fs::read(self.dir.join(files::CONSOLE)).ok()?;
-            let text = String::from_utf8_lossy(&console);
-            let panic = text.lines().find(|l| l.contains("Kernel panic"))?.trim();
-            // The oops before it says where, when there was one.
-            let oops = ["Oops", "BUG:", "RIP:"];
-            match text.lines().find(|l| oops.iter().any(|o| l.contains(o))) {
-                Some(oops) => Some(format!("{panic}; {}", oops.trim())),
-                None => Some(panic.to_owned()),
-            }
-        });
-        self.outcome = Some(if reported || read(files::RC).is_some() {
-            let code = read(files::RC)
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(EXIT_SETUP);
+        let panic = self.console_panic();
+        let rc = read(files::RC);
+        self.outcome = Some(if reported || rc.is_some() {
+            let code = rc.and_then(|s| s.parse().ok()).unwrap_or(EXIT_SETUP);
             let why = if self.dir.join(files::TIMED_OUT).exists() {
                 Some(format!("TIMEOUT: the command did not finish within --timeout {timeout_s} s; it was killed"))
             } else {
@@ -476,21 +455,15 @@ impl Guest {
                 self.label
             );
             self.early_panics += 1;
-            match self.boot(l) {
-                Ok(()) => return,
-                Err(e) => Outcome {
-                    code: EXIT_SETUP,
-                    why: Some(format!("cannot boot again: {e}")),
-                },
+            match self.boot_again(l) {
+                None => return,
+                Some(failed) => failed,
             }
         } else if self.dir.join(files::REBOOT).exists() && self.plan.boot < MAX_BOOTS {
             self.plan.boot += 1;
-            match self.boot(l) {
-                Ok(()) => return,
-                Err(e) => Outcome {
-                    code: EXIT_SETUP,
-                    why: Some(format!("cannot boot again: {e}")),
-                },
+            match self.boot_again(l) {
+                None => return,
+                Some(failed) => failed,
             }
         } else if !booted && !exited {
             Outcome {
@@ -539,6 +512,28 @@ impl Guest {
         });
     }
 
+    /// The kernel panic the guest's console recorded, with the oops before it when there was one.
+    fn console_panic(&self) -> Option<String> {
+        let console = fs::read(self.dir.join(files::CONSOLE)).ok()?;
+        let text = String::from_utf8_lossy(&console);
+        let panic = text.lines().find(|l| l.contains("Kernel panic"))?.trim();
+        let oops = ["Oops", "BUG:", "RIP:"];
+        Some(
+            match text.lines().find(|l| oops.iter().any(|o| l.contains(o))) {
+                Some(oops) => format!("{panic}; {}", oops.trim()),
+                None => panic.to_owned(),
+            },
+        )
+    }
+
+    /// Boots the guest once more; the outcome when it cannot.
+    fn boot_again(&mut self, l: &Launch) -> Option<Outcome> {
+        self.boot(l).err().map(|e| Outcome {
+            code: EXIT_SETUP,
+            why: Some(format!("cannot boot again: {e}")),
+        })
+    }
+
     /// Kills the guest's whole process group (vng and qemu) and reaps it.
     fn kill(&mut self) {
         let Some(mut vm) = self.vm.take() else { return };
@@ -547,19 +542,13 @@ impl Guest {
         for p in vm.pumps.drain(..) {
             let _ = p.join();
         }
-        self.vm_panic = vm.panic.lock().ok().and_then(|mut p| p.take());
     }
 }
 
-/// Copies a guest's output to ours, line by line (with the host's prefix when there are two),
-/// noting a kernel panic. Keeps reading when ours cannot be written: a stalled pipe would stall
-/// the guest.
-fn pump(
-    from: impl Read + Send + 'static,
-    stderr: bool,
-    prefix: Option<String>,
-    panic: Arc<Mutex<Option<String>>>,
-) -> JoinHandle<()> {
+/// Copies a guest's output to ours, line by line (with the host's prefix when there are two).
+/// Keeps reading when ours cannot be written: a stalled pipe would stall the guest. (A kernel
+/// panic is not seen here: vng sends the console to /dev/null; `check` reads `STATE/console`.)
+fn pump(from: impl Read + Send + 'static, stderr: bool, prefix: Option<String>) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
         let mut line = Vec::new();
@@ -568,12 +557,6 @@ fn pump(
             match from.read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
-            }
-            if let Some(at) = line.windows(12).position(|w| w == b"Kernel panic") {
-                let text = String::from_utf8_lossy(&line[at..]).trim().to_owned();
-                if let Ok(mut p) = panic.lock() {
-                    p.get_or_insert(text);
-                }
             }
             let mut out: Box<dyn Write> = if stderr {
                 Box::new(std::io::stderr().lock())

@@ -46,11 +46,11 @@ pub enum Devices {
 pub struct Link {
     /// The MAC address of this guest's virtio-net interface (how the guest finds it).
     pub mac: String,
-    /// This guest's IPv4 address (a /24) and the peer's.
+    /// This guest's IPv4 address (a /24).
     pub addr: String,
     /// The other guest's IPv4 address.
     pub peer: String,
-    /// This guest's IPv6 address (a /64) and the peer's.
+    /// This guest's IPv6 address (a /64).
     pub addr6: String,
     /// The other guest's IPv6 address.
     pub peer6: String,

@@ -92,21 +92,16 @@ pub fn prepare(
 ) -> Result<(Tools, Vec<Kernel>), Refusal> {
     let missing = missing(kernels);
     if !missing.is_empty() {
-        let list: Vec<&str> = missing.iter().map(|n| n.what.as_str()).collect();
         if no_install {
             return Err(format!(
                 "missing: {} (run without --no-install to install them)",
-                list.join(", ")
+                names(&missing)
             ));
         }
         install(&missing, quiet)?;
         let still = self::missing(kernels);
         if !still.is_empty() {
-            let list: Vec<&str> = still.iter().map(|n| n.what.as_str()).collect();
-            return Err(format!(
-                "still missing after installing: {}",
-                list.join(", ")
-            ));
+            return Err(format!("still missing after installing: {}", names(&still)));
         }
     }
     let vng = find_vng().ok_or("virtme-ng's vng is not on the PATH")?;
@@ -115,6 +110,14 @@ pub fn prepare(
         .map(|k| resolve_kernel(k))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((Tools { vng }, kernels))
+}
+
+/// What `need` names, as a list for a message.
+fn names(need: &[Need]) -> String {
+    need.iter()
+        .map(|n| n.what.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn missing(kernels: &[String]) -> Vec<Need> {
@@ -209,10 +212,7 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
         if which("apt-get").is_none() {
             return Err(format!(
                 "not a Debian system (no apt-get): install {} by hand, or the packages {}",
-                need.iter()
-                    .map(|n| n.what.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                names(need),
                 packages.join(" ")
             ));
         }
@@ -273,8 +273,7 @@ fn apt_has(package: &str) -> bool {
 
 /// Debian 12 ships its 6.12 kernel through bookworm-security.
 fn add_bookworm_security() -> Result<(), Refusal> {
-    let release = fs::read_to_string("/etc/os-release").unwrap_or_default();
-    if !release.lines().any(|l| l == "VERSION_CODENAME=bookworm") {
+    if codename().as_deref() != Some("bookworm") {
         return Err(
             "linux-image-6.12-amd64 is not available from this system's apt sources".into(),
         );
