@@ -64,6 +64,9 @@ pub(crate) struct Device {
     source: Source,
     devnode: CString,
     rdev: libc::dev_t,
+    /// The process that started the device (and made its sysfs tree): a forked child has the same
+    /// `Device` but must not remove the parent's tree when it exits.
+    pid: u32,
     files: RwLock<HashMap<c_int, ModelRef>>,
     /// How many files are open: the common case, a descriptor that is not the model's, needs no
     /// lock when none is.
@@ -111,6 +114,11 @@ extern "C" fn stop() {
     let Some(dev) = device() else {
         return;
     };
+    // A forked child exits with a copy of the parent's device: the tree (and the HCA's counts)
+    // are the parent's, which is still using them.
+    if std::process::id() != dev.pid {
+        return;
+    }
     // A daemon's model, its checks and its tree are the daemon's.
     let Source::Local(model) = &dev.source else {
         return;
@@ -193,6 +201,7 @@ impl Device {
         }
         Ok(Device {
             rdev: libc::makedev(UVERBS_MAJOR, UVERBS_BASE_MINOR + index),
+            pid: std::process::id(),
             source,
             devnode,
             files: RwLock::new(HashMap::new()),
