@@ -12,10 +12,13 @@
 //! make on the device:
 //!
 //! * `open`/`openat` of `/dev/infiniband/uverbsN` open a new file of the model (one context per file,
-//!   as the kernel has it), behind a descriptor of this library's;
+//!   as the kernel has it), behind a descriptor of this library's (a memfd). A descriptor is served
+//!   as the model file only while it still is that memfd (its device and inode): one closed
+//!   without this library's `close` (a raw `syscall(SYS_close)`, libc's own closes) is forgotten
+//!   when its number next comes by, and the file that has the number now is left to libc;
 //! * `fstat`/`stat` of it report the character device whose number the model's sysfs `dev` names;
 //! * `ioctl(RDMA_VERBS_IOCTL)`, `write` (legacy commands) and `mmap` (UAR pages) on it go to the
-//!   model's kernel half; `close` closes the model file.
+//!   model's kernel half; `close` (and `close_range`, `dup2`/`dup3` over it) closes the model file.
 //!
 //! Everything else passes through untouched: the async event file and completion channels are the
 //! model's pipes, read and polled by libibverbs directly, and the rings and doorbell records are
@@ -44,7 +47,7 @@
 mod real;
 mod state;
 
-use std::ffi::{c_char, c_int, c_ulong, c_void, CStr};
+use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr};
 
 use state::{device, set_errno};
 
@@ -302,4 +305,22 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     }
     // SAFETY: the caller's descriptor, passed on.
     unsafe { (real::close())(fd) }
+}
+
+/// `close_range(2)`: closing model files closes them in the model too (with
+/// `CLOSE_RANGE_CLOEXEC` they stay open until an `exec`, after which this library starts afresh).
+/// Made as a system call: libc has the function only since glibc 2.34.
+#[no_mangle]
+pub unsafe extern "C" fn close_range(first: c_uint, last: c_uint, flags: c_int) -> c_int {
+    let known = (libc::CLOSE_RANGE_UNSHARE | libc::CLOSE_RANGE_CLOEXEC) as c_int;
+    // Only a call the kernel takes closes anything (it refuses `first > last` and unknown flags).
+    if first <= last && flags & !known == 0 && flags & libc::CLOSE_RANGE_CLOEXEC as c_int == 0 {
+        if let Some(dev) = device() {
+            let end = |n: c_uint| c_int::try_from(n).unwrap_or(c_int::MAX);
+            dev.forget_range(end(first), end(last));
+        }
+    }
+    // SAFETY: the caller's arguments, passed on to the system call, which takes integers only.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, first, last, flags) };
+    r as c_int
 }

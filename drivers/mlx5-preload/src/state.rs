@@ -12,6 +12,8 @@ use uverbs_drivers::sys::{ModelRef, RDMA_VERBS_IOCTL};
 use uverbs_drivers::uapi;
 use uverbs_mlx5_model::{Mlx5Model, UnknownCommand};
 
+use crate::real;
+
 /// The character device major of uverbs devices (`IB_UVERBS_MAJOR`).
 const UVERBS_MAJOR: u32 = 231;
 /// The first uverbs minor (`IB_UVERBS_BASE_MINOR`).
@@ -58,6 +60,43 @@ enum Source {
     Remote(std::path::PathBuf),
 }
 
+/// What a descriptor of a model file is in the kernel's eyes: the device and inode of the memfd
+/// behind it (each memfd is an inode of its own). A descriptor is only served as the model file
+/// while `fstat` still finds this there: a descriptor closed without this library's `close`
+/// (`close_range`, a raw `syscall(SYS_close)`, libc's own closes) leaves its entry behind, and the
+/// next file to get its number is another file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: libc::dev_t,
+    ino: libc::ino_t,
+}
+
+impl Identity {
+    /// The identity of the open file behind `fd`, or `None` if `fd` is not open. Asked of the
+    /// kernel itself: not this library's `fstat`, nor libc's, which glibc before 2.33 does not
+    /// export under that name.
+    fn of(fd: c_int) -> Option<Identity> {
+        // SAFETY: `struct stat` is plain integers, for which all zeros is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: on x86-64 the kernel's `struct stat` is libc's, and `st` is one to write;
+        // `fstat` takes any descriptor number.
+        if unsafe { libc::syscall(libc::SYS_fstat, fd, &mut st as *mut libc::stat) } != 0 {
+            return None;
+        }
+        Some(Identity {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        })
+    }
+}
+
+/// A descriptor that stands for a model file.
+#[derive(Debug, Clone)]
+struct Entry {
+    file: ModelRef,
+    identity: Identity,
+}
+
 /// The model device and its open files.
 #[derive(Debug)]
 pub(crate) struct Device {
@@ -67,7 +106,7 @@ pub(crate) struct Device {
     /// The process that started the device (and made its sysfs tree): a forked child has the same
     /// `Device` but must not remove the parent's tree when it exits.
     pid: u32,
-    files: RwLock<HashMap<c_int, ModelRef>>,
+    files: RwLock<HashMap<c_int, Entry>>,
     /// How many files are open: the common case, a descriptor that is not the model's, needs no
     /// lock when none is.
     open_files: AtomicUsize,
@@ -217,10 +256,11 @@ impl Device {
         &self.devnode
     }
 
-    /// Opens a new file of the model behind a new descriptor (`O_CLOEXEC` as `flags` ask).
+    /// Opens a new file of the model behind a new descriptor (`O_CLOEXEC` as `flags` ask): a memfd,
+    /// whose inode is its own, so that [`Identity`] tells it from every other open file.
     pub(crate) fn open(&self, flags: c_int) -> c_int {
         let cloexec = if flags & libc::O_CLOEXEC != 0 {
-            libc::EFD_CLOEXEC
+            libc::MFD_CLOEXEC
         } else {
             0
         };
@@ -235,13 +275,23 @@ impl Device {
                 }
             },
         };
-        // SAFETY: `eventfd` takes no pointer; the descriptor only stands for the model file.
-        let fd = unsafe { libc::eventfd(0, cloexec) };
+        // SAFETY: a NUL-terminated name and flags; the descriptor only stands for the model file.
+        let fd = unsafe { libc::memfd_create(c"uverbs-mlx5-model".as_ptr(), cloexec) };
         if fd < 0 {
             return fd;
         }
+        let Some(identity) = Identity::of(fd) else {
+            // Just made: `fstat` cannot fail on it but for lack of memory.
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::ENOMEM);
+            // SAFETY: our own descriptor, made above and known to nothing else.
+            unsafe { (real::close())(fd) };
+            set_errno(errno);
+            return -1;
+        };
         let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
-        files.insert(fd, file);
+        files.insert(fd, Entry { file, identity });
         self.open_files.store(files.len(), Ordering::Release);
         fd
     }
@@ -249,47 +299,88 @@ impl Device {
     /// Makes `new` stand for the model file behind `fd`, if it is one (a duplicate descriptor: the
     /// same open file, closed in the model when the last of them is).
     pub(crate) fn duplicate(&self, fd: c_int, new: c_int) {
-        let Some(file) = self.file(fd) else {
+        let Some(entry) = self.entry(fd) else {
             return;
         };
         let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
-        files.insert(new, file);
+        files.insert(new, entry);
         self.open_files.store(files.len(), Ordering::Release);
     }
 
-    /// The model file behind `fd`, if it is one.
-    #[inline]
-    pub(crate) fn file(&self, fd: c_int) -> Option<ModelRef> {
+    /// The entry of `fd`, if it stands for a model file and still is the descriptor this library
+    /// made (or a duplicate of it). A stale entry (the descriptor was closed behind this library's
+    /// back, and its number may now be another file's) is dropped, and `None` returned: the call
+    /// then goes to libc, as for any file.
+    fn entry(&self, fd: c_int) -> Option<Entry> {
         if self.open_files.load(Ordering::Acquire) == 0 {
             return None;
         }
-        self.files
+        let entry = self
+            .files
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(&fd)
-            .cloned()
+            .cloned()?;
+        if Identity::of(fd) == Some(entry.identity) {
+            return Some(entry);
+        }
+        let stale = {
+            let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+            // Only the entry looked at: another thread may have opened the device and been given
+            // this number since.
+            let stale = match files.get(&fd) {
+                Some(e) if e.identity == entry.identity => files.remove(&fd),
+                _ => None,
+            };
+            self.open_files.store(files.len(), Ordering::Release);
+            stale
+        };
+        // The model file (and its context, if nothing else keeps it) goes here, outside the lock.
+        drop((stale, entry));
+        None
+    }
+
+    /// The model file behind `fd`, if it is one (see [`Device::entry`]).
+    #[inline]
+    pub(crate) fn file(&self, fd: c_int) -> Option<ModelRef> {
+        self.entry(fd).map(|e| e.file)
     }
 
     /// Whether `fd` is a model file.
     pub(crate) fn is_file(&self, fd: c_int) -> bool {
-        self.file(fd).is_some()
+        self.entry(fd).is_some()
     }
 
     /// Closes the model file behind `fd`, if it is one (the descriptor itself is the caller's to
     /// close).
     pub(crate) fn forget(&self, fd: c_int) {
-        if self.open_files.load(Ordering::Acquire) == 0 {
+        self.forget_range(fd, fd);
+    }
+
+    /// Closes the model files behind the descriptors `first..=last` (those of them that are
+    /// model files; the descriptors are the caller's to close).
+    pub(crate) fn forget_range(&self, first: c_int, last: c_int) {
+        if self.open_files.load(Ordering::Acquire) == 0 || first > last {
             return;
         }
-        let file = {
+        let gone: Vec<Entry> = {
             let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
-            let file = files.remove(&fd);
+            let gone = if first == last {
+                files.remove(&first).into_iter().collect()
+            } else {
+                let fds: Vec<c_int> = files
+                    .keys()
+                    .copied()
+                    .filter(|fd| (first..=last).contains(fd))
+                    .collect();
+                fds.iter().filter_map(|fd| files.remove(fd)).collect()
+            };
             self.open_files.store(files.len(), Ordering::Release);
-            file
+            gone
         };
-        // The model file (and its context, if no mapping or object keeps it) goes here, outside
-        // the lock.
-        drop(file);
+        // The model files (and their contexts, if no mapping or object keeps them) go here,
+        // outside the lock.
+        drop(gone);
     }
 
     /// Fills `buf` as `fstat` of the device node does: a character device, read-write for all.

@@ -5,10 +5,14 @@
 //!
 //! * A forked child that exits normally runs the library's exit handler too: it must leave the
 //!   parent's model sysfs tree alone (the parent lists its device afterwards).
+//! * A descriptor of the device closed without the library's `close` (a raw `syscall(SYS_close)`,
+//!   `close_range`) must not make the next file to get its number the device: the file's bytes go
+//!   to the file, not to the model as commands.
 
 use std::ffi::CString;
 use std::fs::OpenOptions;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -129,6 +133,160 @@ fn a_forked_child_that_exits_leaves_the_parents_sysfs_tree() {
     );
     // The parent's open file is still the device.
     assert_eq!(file_type(dev.as_raw_fd()), libc::S_IFCHR);
+    println!("{DONE}");
+}
+
+/// A scratch file's path, in a directory of this process's.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("uverbs-preload-test.{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Gives `file` the number `fd` (free now: its descriptor was closed behind the library's back),
+/// if it did not get it by itself: by system calls, not libc's `dup3` and `close`, which the
+/// library sees (closing the model's own descriptors can free a lower number first).
+fn onto(file: OwnedFd, fd: RawFd) -> OwnedFd {
+    if file.as_raw_fd() == fd {
+        return file;
+    }
+    let from = file.into_raw_fd();
+    // SAFETY: `fd` is free (closed above) and `from` ours; `from` is closed once, here.
+    unsafe {
+        assert_eq!(
+            libc::syscall(libc::SYS_dup3, from, fd, libc::O_CLOEXEC),
+            libc::c_long::from(fd)
+        );
+        assert_eq!(libc::syscall(libc::SYS_close, from), 0);
+    }
+    // SAFETY: `fd` is the duplicate made above, ours alone.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// Bytes that parse as a legacy uverbs command (`QUERY_DEVICE`, whose response pointer is 0):
+/// what the model would try to run if the file were taken for the device.
+fn command_bytes() -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&1u32.to_ne_bytes()); // IB_USER_VERBS_CMD_QUERY_DEVICE
+    b.extend_from_slice(&6u16.to_ne_bytes()); // in_words: this header and the response pointer
+    b.extend_from_slice(&(176u16 / 4).to_ne_bytes()); // out_words
+    b.extend_from_slice(&0u64.to_ne_bytes()); // response
+    b
+}
+
+/// Opens the device, closes its descriptor with `close_behind` (not the library's `close`), and
+/// has a regular file take the number: `fstat`, `write`, `read` and `mmap` on that number are the
+/// file's.
+fn a_file_takes_the_number_after(scratch_name: &str, close_behind: impl FnOnce(RawFd)) {
+    let root = sysfs_root();
+    let fd = open_device(&root).into_raw_fd();
+    assert_eq!(file_type(fd), libc::S_IFCHR, "the device is not served");
+    close_behind(fd);
+    let path = scratch(scratch_name);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    let mut file = std::fs::File::from(onto(file.into(), fd));
+    let bytes = command_bytes();
+    file.write_all(&bytes)
+        .expect("writing the file (taken for the device?)");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    file.seek(SeekFrom::Start(0)).unwrap();
+    let mut back = Vec::new();
+    file.read_to_end(&mut back).unwrap();
+    assert_eq!(back, bytes);
+    assert_eq!(
+        file_type(fd),
+        libc::S_IFREG,
+        "fstat of the file reports the device"
+    );
+    // A page of the file maps the file.
+    file.set_len(4096).unwrap();
+    // SAFETY: a new shared read-only mapping of our own file, unmapped below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    assert_ne!(
+        p,
+        libc::MAP_FAILED,
+        "mmap of the file: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: the mapping above is 4096 readable bytes.
+    let mapped = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), bytes.len()) }.to_vec();
+    // SAFETY: our own mapping, made above.
+    unsafe { libc::munmap(p, 4096) };
+    assert_eq!(mapped, bytes, "the mapping is not the file's");
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn a_descriptor_closed_by_a_raw_system_call_is_not_the_device_any_more() {
+    if !in_child() {
+        run_child("a_descriptor_closed_by_a_raw_system_call_is_not_the_device_any_more");
+        return;
+    }
+    a_file_takes_the_number_after("raw-close", |fd| {
+        // SAFETY: closes our own descriptor, which nothing uses any more, without libc's `close`.
+        assert_eq!(unsafe { libc::syscall(libc::SYS_close, fd) }, 0);
+    });
+    println!("{DONE}");
+}
+
+#[test]
+fn a_descriptor_closed_by_close_range_is_not_the_device_any_more() {
+    if !in_child() {
+        run_child("a_descriptor_closed_by_close_range_is_not_the_device_any_more");
+        return;
+    }
+    a_file_takes_the_number_after("close-range", |fd| {
+        let fd = libc::c_uint::try_from(fd).unwrap();
+        // SAFETY: closes our own descriptor (alone in the range), which nothing uses any more.
+        assert_eq!(unsafe { libc::close_range(fd, fd, 0) }, 0);
+    });
+    println!("{DONE}");
+}
+
+#[test]
+fn an_eventfd_given_the_number_of_a_lost_device_descriptor_is_an_eventfd() {
+    if !in_child() {
+        run_child("an_eventfd_given_the_number_of_a_lost_device_descriptor_is_an_eventfd");
+        return;
+    }
+    let fd = open_device(&sysfs_root()).into_raw_fd();
+    // SAFETY: closes our own descriptor, which nothing uses any more, without libc's `close`.
+    assert_eq!(unsafe { libc::syscall(libc::SYS_close, fd) }, 0);
+    // SAFETY: a new eventfd; owned below.
+    let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    assert!(efd >= 0, "eventfd: {}", std::io::Error::last_os_error());
+    // SAFETY: just made, ours alone.
+    let efd = onto(unsafe { OwnedFd::from_raw_fd(efd) }, fd);
+    let add = 7u64.to_ne_bytes();
+    // SAFETY: 8 readable bytes.
+    let n = unsafe { libc::write(efd.as_raw_fd(), add.as_ptr().cast(), 8) };
+    assert_eq!(
+        n,
+        8,
+        "write to the eventfd: {}",
+        std::io::Error::last_os_error()
+    );
+    let mut count = [0u8; 8];
+    // SAFETY: 8 writable bytes.
+    let n = unsafe { libc::read(efd.as_raw_fd(), count.as_mut_ptr().cast(), 8) };
+    assert_eq!(n, 8);
+    assert_eq!(u64::from_ne_bytes(count), 7);
     println!("{DONE}");
 }
 
