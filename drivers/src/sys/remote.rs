@@ -20,6 +20,13 @@
 //! `ptrace_scope` 1 it names the daemon as its tracer, [`RemoteFile::connect`]). The UAR pages
 //! are the daemon's memfd, mapped by both.
 //!
+//! A connection that breaks (the socket fails, or the daemon's frames make no sense) is not the
+//! kernel's `EIO` of a removed device, after which nothing the file held reaches the process's
+//! memory: the daemon's HCA writes that memory for as long as the daemon runs, and a broken
+//! socket does not say it stopped. A call on a broken connection fails with `ENOTCONN`, unless the
+//! daemon has exited (then nothing of it writes anything, and the call fails with `EIO`, as on a
+//! device that was unplugged); see [`RemoteFile::request`].
+//!
 //! [`RemoteFile`] is the client side: a [`ModelFile`] that forwards each call. With
 //! [`SOCKET_ENV`] set, [`crate::discover::devices`] lists the daemon's device with such a file as
 //! its `model`, so that everything in this crate (and a statically linked program using it) runs
@@ -28,7 +35,9 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use nix::errno::Errno;
 use uverbs_uapi::ib_uverbs_ioctl_hdr;
@@ -251,8 +260,15 @@ pub struct RemoteFile {
     path: PathBuf,
     sock: OwnedFd,
     info: RemoteInfo,
+    /// The daemon's process id in this process's namespace, as the kernel gave it when the
+    /// connection was made (`SO_PEERCRED`), where it is the process that says it serves the
+    /// connection (`info.pid`): what [`RemoteFile::daemon_exited`] asks about. `None` when unknown.
+    daemon_pid: Option<i32>,
     /// Held from a request until its answer.
     busy: Mutex<()>,
+    /// The connection broke: every later request fails at once (the conversation may be out of
+    /// step, and an answer read now could be an earlier request's).
+    broken: AtomicBool,
 }
 
 fn protocol_error(what: &str) -> io::Error {
@@ -288,11 +304,20 @@ impl RemoteFile {
         let info = RemoteInfo::parse(&String::from_utf8_lossy(&f.data))
             .ok_or_else(|| protocol_error("a malformed device description"))?;
         allow_tracer(info.pid);
+        // The kernel's word for who listens (the process that called `listen`), trusted only where
+        // it is the process that serves (a daemon in another pid namespace, or one that handed
+        // its socket to another process, is not asked about).
+        let daemon_pid = socket::getsockopt(&sock, socket::sockopt::PeerCredentials)
+            .ok()
+            .map(|c| c.pid())
+            .filter(|&pid| pid > 0 && pid == info.pid);
         Ok(RemoteFile {
             path: path.to_owned(),
             sock,
             info,
+            daemon_pid,
             busy: Mutex::new(()),
+            broken: AtomicBool::new(false),
         })
     }
 
@@ -324,10 +349,20 @@ impl RemoteFile {
     }
 
     /// Sends a request and serves the daemon until its answer: the result (a value, or an errno)
-    /// and the answer's second word and descriptor. A broken connection is `EIO` (the device is
-    /// gone, as after a hot unplug).
+    /// and the answer's second word and descriptor.
+    ///
+    /// A broken connection (sending or receiving fails, or a frame makes no sense) is shut down
+    /// for good (the daemon closes the file, with everything in it, when it sees the end) and is
+    /// `ENOTCONN`, not `EIO`: `EIO` says the device is gone and nothing of the file reaches this
+    /// process's memory any more (the verbs layer then hands memory lent to a region back), but
+    /// the daemon's HCA writes registered memory for as long as the daemon runs, and whether it
+    /// has closed the file yet cannot be known from here. Only when the daemon has exited
+    /// ([`RemoteFile::daemon_exited`]) is it `EIO`, as after a hot unplug.
     fn request(&self, req: &proto::Frame) -> Result<(u64, u64, Option<OwnedFd>), Errno> {
         let _busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if self.broken.load(Ordering::Acquire) {
+            return Err(self.lost(Duration::ZERO));
+        }
         let mut received: Vec<RawFd> = Vec::new();
         let r = self.exchange(req, &mut received);
         let failed = !matches!(r, Ok((v, _, _)) if (v as i64) >= 0);
@@ -338,12 +373,69 @@ impl RemoteFile {
                 drop(unsafe { OwnedFd::from_raw_fd(fd) });
             }
         }
-        let (v, b, fd) = r.map_err(|_| Errno::EIO)?;
+        let (v, b, fd) = match r {
+            Ok(answer) => answer,
+            Err(_) => {
+                self.broken.store(true, Ordering::Release);
+                let _ = nix::sys::socket::shutdown(
+                    self.sock.as_raw_fd(),
+                    nix::sys::socket::Shutdown::Both,
+                );
+                // A daemon that is being killed closes its sockets a moment before it has exited.
+                return Err(self.lost(Duration::from_secs(1)));
+            }
+        };
         let v = v as i64;
         if v < 0 {
             return Err(Errno::from_raw(i32::try_from(-v).unwrap_or(libc::EIO)));
         }
         Ok((v as u64, b, fd))
+    }
+
+    /// The errno of a request on a broken connection: `EIO` if the daemon has exited (waiting up to
+    /// `grace` for it), `ENOTCONN` otherwise.
+    fn lost(&self, grace: Duration) -> Errno {
+        if self.daemon_exited(grace) {
+            Errno::EIO
+        } else {
+            Errno::ENOTCONN
+        }
+    }
+
+    /// Whether the daemon has exited, waiting up to `grace` for it: then none of its threads runs,
+    /// and nothing of it writes this process's memory any more. `false` where that is not known
+    /// (no process id, no `pidfd_open`).
+    ///
+    /// The process the id names now is the daemon or, if the daemon has gone and its id was given
+    /// again, a later process: either way, one that has exited (or no process at all, `ESRCH`)
+    /// means the daemon has. A later process that still runs only makes this `false`.
+    fn daemon_exited(&self, grace: Duration) -> bool {
+        use nix::poll::{PollFd, PollFlags, PollTimeout};
+        let Some(pid) = self.daemon_pid else {
+            return false;
+        };
+        // SAFETY: `pidfd_open` takes integers and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd < 0 {
+            return Errno::last() == Errno::ESRCH;
+        }
+        let Ok(fd) = RawFd::try_from(fd) else {
+            return false;
+        };
+        // SAFETY: `pidfd_open` just made this descriptor; nothing else knows it.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let deadline = std::time::Instant::now() + grace;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX);
+            // A pidfd is readable once the whole thread group has exited (a zombie included).
+            let mut fds = [PollFd::new(pidfd.as_fd(), PollFlags::POLLIN)];
+            match nix::poll::poll(&mut fds, timeout) {
+                Ok(n) => return n > 0,
+                Err(Errno::EINTR) => continue,
+                Err(_) => return false,
+            }
+        }
     }
 
     fn exchange(
@@ -497,5 +589,79 @@ mod tests {
     fn no_daemon_is_an_error() {
         let e = RemoteFile::connect(Path::new("/nonexistent/uverbs-model.sock")).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "unix sockets: not supported by Miri")]
+    fn a_connection_out_of_step_is_not_a_removed_device_and_stays_broken() {
+        use nix::sys::socket::{self, Backlog, UnixAddr};
+        let dir = std::env::temp_dir().join(format!("uverbs-remote-test.{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out-of-step.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = socket::socket(
+            AddressFamily::Unix,
+            SockType::SeqPacket,
+            SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .unwrap();
+        socket::bind(listener.as_raw_fd(), &UnixAddr::new(&path).unwrap()).unwrap();
+        socket::listen(&listener, Backlog::new(1).unwrap()).unwrap();
+        // A daemon (this process, which keeps running) that answers a command out of step: a
+        // frame no command expects, then a success.
+        let daemon = std::thread::spawn(move || {
+            let conn = socket::accept(listener.as_raw_fd()).unwrap();
+            // SAFETY: accept just made it; ours alone.
+            let conn = unsafe { OwnedFd::from_raw_fd(conn) };
+            assert_eq!(proto::recv(conn.as_fd()).unwrap().kind, proto::HELLO);
+            let info = RemoteInfo {
+                name: "mlx5_0".into(),
+                uverbs: "uverbs0".into(),
+                index: 0,
+                abi_version: 1,
+                sysfs_root: "/nonexistent".into(),
+                sysfs_dir: "/nonexistent/class/infiniband/mlx5_0".into(),
+                pid: std::process::id() as i32,
+            };
+            let answer = proto::Frame {
+                kind: proto::INFO,
+                data: info.to_text().into_bytes(),
+                ..proto::Frame::default()
+            };
+            proto::send(conn.as_fd(), &answer).unwrap();
+            assert_eq!(proto::recv(conn.as_fd()).unwrap().kind, proto::WRITE);
+            proto::send(conn.as_fd(), &proto::Frame::new(proto::INFO, 0, 0)).unwrap();
+            proto::send(conn.as_fd(), &proto::Frame::new(proto::DONE, 16, 0)).unwrap();
+            // What the client sends from now on (it should shut the connection down instead).
+            let mut more = 0;
+            while proto::recv(conn.as_fd()).is_ok() {
+                more += 1;
+            }
+            more
+        });
+        let file = RemoteFile::connect(&path).unwrap();
+        let cmd = [0u8; 16];
+        // SAFETY: the daemon above writes nothing into this process.
+        let first = unsafe { file.write(&cmd) };
+        assert_eq!(
+            first,
+            Err(Errno::ENOTCONN),
+            "a broken connection to a running daemon"
+        );
+        // SAFETY: as above.
+        let second = unsafe { file.write(&cmd) };
+        assert_eq!(
+            second,
+            Err(Errno::ENOTCONN),
+            "a request after the break (the stale answer was read as its own)"
+        );
+        assert_eq!(
+            daemon.join().unwrap(),
+            0,
+            "requests were sent after the break"
+        );
+        drop(file);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
