@@ -608,6 +608,75 @@ fn connect_disconnect_cycles_do_not_grow() {
     eprintln!("{cycles} connect/disconnect cycles in {took:?}");
 }
 
+/// Whether `fd` becomes readable within `ms` milliseconds.
+fn readable(fd: std::os::fd::BorrowedFd<'_>, ms: u16) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+    poll(&mut fds, PollTimeout::from(ms)).unwrap() > 0
+}
+
+/// The channel's readiness for a reactor comes without its file: `readiness_fd` is an epoll
+/// instance watching the rdma_cm file, readable exactly while an event is queued, and a command
+/// written to it (a CREATE_ID whose answer would overwrite a boxed reference) is refused.
+#[test]
+fn the_readiness_descriptor_is_readable_with_an_event_and_takes_no_commands() {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    let Some((server, client)) =
+        net("the_readiness_descriptor_is_readable_with_an_event_and_takes_no_commands")
+    else {
+        return;
+    };
+    let _s = serial();
+    let ch = EventChannel::new().unwrap();
+    let fd = ch.readiness_fd();
+    let what = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+    assert_eq!(
+        what,
+        std::path::Path::new("anon_inode:[eventpoll]"),
+        "not the rdma_cm file"
+    );
+    assert!(!readable(fd, 0), "readable with nothing queued");
+    let id = ch.create_id(PortSpace::Tcp).unwrap();
+    id.resolve_addr(
+        Some(SocketAddr::new(client, 0)),
+        SocketAddr::new(server, 7),
+        T,
+    )
+    .unwrap();
+    assert!(
+        readable(fd, 10_000),
+        "ADDR_RESOLVED did not make it readable"
+    );
+    let e = ch.try_get_event().unwrap().expect("the queued event");
+    assert!(matches!(e.kind, EventKind::AddrResolved), "{e:?}");
+    assert!(!readable(fd, 0), "still readable after the event was read");
+
+    // What safe code did with the channel's `AsFd` before: CREATE_ID, its answer (the new
+    // identifier's handle, 4 bytes) aimed at a boxed reference.
+    let victim: Box<&u64> = Box::new(&7);
+    let mut create_id = Vec::new();
+    create_id.extend_from_slice(&0u32.to_ne_bytes());
+    create_id.extend_from_slice(&24u16.to_ne_bytes());
+    create_id.extend_from_slice(&4u16.to_ne_bytes());
+    create_id.extend_from_slice(&0u64.to_ne_bytes());
+    create_id.extend_from_slice(&(&*victim as *const &u64 as u64).to_ne_bytes());
+    create_id.extend_from_slice(&uverbs_uapi::RDMA_PS_TCP.to_ne_bytes());
+    create_id.extend_from_slice(&[2, 0, 0, 0, 0, 0]);
+    let mut f = std::fs::File::from(fd.try_clone_to_owned().unwrap());
+    let e = f.write(&create_id).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+    let e = f.read(&mut [0u8; 64]).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+    assert_eq!(**victim, 7);
+    // Closing the duplicate leaves the channel and its readiness alone.
+    drop(f);
+    id.resolve_route(T).unwrap();
+    assert!(readable(ch.readiness_fd(), 10_000), "ROUTE_RESOLVED");
+    let e = ch.get_event_timeout(T).unwrap().expect("ROUTE_RESOLVED");
+    assert!(matches!(e.kind, EventKind::RouteResolved), "{e:?}");
+}
+
 #[cfg(feature = "tokio")]
 #[test]
 fn events_arrive_on_the_tokio_reactor() {

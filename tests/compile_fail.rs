@@ -33,9 +33,10 @@ fn lifetimes_and_thread_bounds() {
 /// Soundness holes found by review (docs/soundness.md) and closed: safe code can no longer reach
 /// uverbs-drivers' raw verbs (`Context::driver_context` is an `unsafe fn`, E0133), nor call them
 /// on uverbs-drivers directly (`reg_mr`, the `Channel` command functions, the mlx5 doorbell
-/// writers are `unsafe fn`s, E0133), nor borrow the context's command file to `write(2)` commands
-/// (`Context` has no `AsFd`/`AsRawFd`, E0277), nor make a memory region of a type some bit
-/// patterns of which are invalid (`bool`, references: the `FromBytes` bound, E0277).
+/// writers are `unsafe fn`s, E0133), nor borrow a command file to `write(2)` commands (`Context`
+/// has no `AsFd`/`AsRawFd`, `cm::EventChannel` and uverbs-drivers' `CmFile` no `AsFd`, its
+/// `DeviceFile` and `ModelFile` no `as_fd`: E0277, E0599), nor make a memory region of a type some
+/// bit patterns of which are invalid (`bool`, references: the `FromBytes` bound, E0277).
 #[test]
 fn soundness_holes_must_not_compile() {
     if in_vm() {

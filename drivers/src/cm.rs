@@ -9,9 +9,14 @@
 //! answers `None` at once when nothing is queued; blocking callers wait with
 //! [`CmFile::wait_readable`] (the file is pollable) and then read. [`decode_event`] checks and
 //! decodes the kernel's answer into a [`CmEvent`]: it is the fuzzing target for the event path.
+//!
+//! The file itself never leaves [`CmFile`]: a descriptor of it would let safe code `write(2)` any
+//! command, and the kernel writes each command's answer to whatever address its `response` field
+//! names. A reactor waits on [`CmFile::readiness_fd`] instead, an epoll instance that watches the
+//! file and takes no commands.
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use nix::errno::Errno;
@@ -262,9 +267,15 @@ pub fn decode_event(bytes: &[u8], datagram: bool) -> Result<CmEvent> {
 
 /// An open `/dev/infiniband/rdma_cm`: one event channel of the connection manager. Identifiers
 /// created on it report their events here, and die with it.
+///
+/// Its descriptor is not lent out (no `AsFd`, `AsRawFd` or accessor): the commands below, which
+/// build their answers' pointers themselves, are the only way to it. Its readiness is lent as
+/// [`CmFile::readiness_fd`].
 #[derive(Debug)]
 pub struct CmFile {
     fd: OwnedFd,
+    /// An epoll instance watching `fd` ([`sys::readiness_watch`]).
+    ready: OwnedFd,
 }
 
 impl CmFile {
@@ -292,7 +303,9 @@ impl CmFile {
         }
         let fd = sys::open_device(path).map_err(|e| Error::kernel(Verb::OpenRdmaCm, e))?;
         sys::set_nonblocking(fd.as_fd()).map_err(|e| Error::kernel(Verb::OpenRdmaCm, e))?;
-        Ok(Self { fd })
+        let ready =
+            sys::readiness_watch(fd.as_fd()).map_err(|e| Error::kernel(Verb::OpenRdmaCm, e))?;
+        Ok(Self { fd, ready })
     }
 
     /// Issues command `cmd` with `req`.
@@ -519,7 +532,7 @@ impl CmFile {
     pub fn migrate_id(&self, id: u32, to: &CmFile) -> Result<u32> {
         let req = rdma_ucm_migrate_id {
             id,
-            fd: std::os::fd::AsRawFd::as_raw_fd(&self.fd) as u32,
+            fd: self.fd.as_raw_fd() as u32,
             ..Default::default()
         };
         let r: rdma_ucm_migrate_resp =
@@ -562,11 +575,13 @@ impl CmFile {
         sys::wait_readable(self.fd.as_fd(), timeout_ms)
             .map_err(|e| Error::kernel(Verb::RdmaCm(RDMA_USER_CM_CMD_GET_EVENT), e))
     }
-}
 
-impl AsFd for CmFile {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+    /// A descriptor that is readable exactly when an event is queued, for a reactor (`poll(2)`,
+    /// epoll, tokio's `AsyncFd`): an epoll instance watching the file ([`sys::readiness_watch`]),
+    /// not the file. It takes no commands (`write(2)` on it fails with `EINVAL`), so it may be
+    /// lent, duplicated and kept by anyone; events are still read with [`CmFile::get_event_raw`].
+    pub fn readiness_fd(&self) -> BorrowedFd<'_> {
+        self.ready.as_fd()
     }
 }
 

@@ -47,6 +47,9 @@ pub const RDMA_VERBS_IOCTL: u64 = nix::request_code_readwrite!(
 /// Every command, mapping and event read of the crate goes through this type, so a model replaces
 /// exactly the kernel and the silicon: the code that builds the commands, the rings and the doorbells
 /// is the production code either way.
+///
+/// It lends no descriptor: a `write(2)` on the kernel's file (or on a model daemon's socket) is a
+/// command, whose pointers the kernel (or the daemon) writes through.
 #[derive(Debug)]
 pub enum DeviceFile {
     /// An open `/dev/infiniband/uverbsN`.
@@ -74,6 +77,11 @@ pub enum DeviceFile {
 /// `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`) the command has, since the driver adopts them as
 /// [`OwnedFd`]s; and write through the command's pointers only within the lengths they carry. (A
 /// mapping shorter than asked for, or not page aligned, is caught by [`DeviceFile::mmap`].)
+///
+/// The trait asks for no descriptor of the file (it had `as_fd`, which for a daemon's device,
+/// [`remote::RemoteFile`], was the socket the daemon takes commands from): [`ModelRef`]s are
+/// handed out ([`Channel::model_file`](crate::chan::Channel::model_file), discovery), and a
+/// descriptor reached through them would let safe code send commands.
 pub unsafe trait ModelFile: Send + Sync + std::fmt::Debug {
     /// `ioctl(RDMA_VERBS_IOCTL)`.
     ///
@@ -90,9 +98,6 @@ pub unsafe trait ModelFile: Send + Sync + std::fmt::Debug {
 
     /// `mmap()` of `len` bytes at `offset`, shared and readable/writable.
     fn mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw>;
-
-    /// A descriptor that stands for the device file (for `AsFd`; commands never go through it).
-    fn as_fd(&self) -> BorrowedFd<'_>;
 
     /// Another open file of the same device (`open(2)` of its node again): each context gets its own,
     /// as the kernel allows one context per file. An error is what `open(2)` would fail with (a
@@ -165,14 +170,6 @@ impl DeviceFile {
         match self {
             DeviceFile::Kernel(fd) => map_shared_read_only(fd.as_fd(), len, offset),
             DeviceFile::Model(_) => self.mmap(len, offset),
-        }
-    }
-
-    /// The descriptor of the file.
-    pub fn as_fd(&self) -> BorrowedFd<'_> {
-        match self {
-            DeviceFile::Kernel(fd) => fd.as_fd(),
-            DeviceFile::Model(m) => m.0.as_fd(),
         }
     }
 }
@@ -304,6 +301,35 @@ pub fn wait_readable(fd: BorrowedFd<'_>, timeout_ms: i32) -> nix::Result<bool> {
     }
 }
 
+/// An epoll instance that watches `fd` for readability (level-triggered): readable exactly when `fd`
+/// is, and pollable itself (`poll(2)`, another epoll, tokio's `AsyncFd`), so that a reactor can wait
+/// for a command file's events through it. It is how a command file's readiness is lent without the
+/// file: an epoll descriptor takes no commands (`write(2)` and `read(2)` on it fail with `EINVAL`),
+/// and the only descriptor it names, `fd`, cannot be had back from it. It holds its own reference to
+/// the watched open file, and stops reporting once every descriptor of that file is closed.
+pub fn readiness_watch(fd: BorrowedFd<'_>) -> nix::Result<OwnedFd> {
+    // SAFETY: epoll_create1 takes a flag word only.
+    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if ep < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: epoll_create1 succeeded, so `ep` is a descriptor the kernel just installed for us,
+    // open and owned by nothing else.
+    let ep = unsafe { OwnedFd::from_raw_fd(ep) };
+    let mut ev = libc::epoll_event {
+        events: libc::EPOLLIN as u32,
+        u64: 0,
+    };
+    // SAFETY: both descriptors are open (borrowed for the call), and `ev` is a valid `epoll_event`
+    // that the kernel only reads during the call.
+    let r =
+        unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev) };
+    if r < 0 {
+        return Err(Errno::last());
+    }
+    Ok(ep)
+}
+
 /// Takes ownership of a file descriptor that the kernel created for us and returned in an ioctl
 /// attribute.
 ///
@@ -372,6 +398,28 @@ pub fn page_size() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_readiness_watch_follows_its_file_and_takes_no_commands() {
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let ep = readiness_watch(r.as_fd()).unwrap();
+        assert!(
+            !wait_readable(ep.as_fd(), 0).unwrap(),
+            "nothing written yet"
+        );
+        nix::unistd::write(&w, b"x").unwrap();
+        assert!(
+            wait_readable(ep.as_fd(), 1000).unwrap(),
+            "readable with the pipe"
+        );
+        // Still readable (level-triggered) until the byte is taken.
+        assert!(wait_readable(ep.as_fd(), 0).unwrap());
+        nix::unistd::read(&r, &mut [0u8; 1]).unwrap();
+        assert!(!wait_readable(ep.as_fd(), 0).unwrap(), "empty again");
+        // A write (what a command would be) and a read are refused.
+        assert_eq!(nix::unistd::write(&ep, &[0u8; 32]), Err(Errno::EINVAL));
+        assert_eq!(nix::unistd::read(&ep, &mut [0u8; 32]), Err(Errno::EINVAL));
+    }
 
     #[test]
     fn ioctl_number_matches_the_header() {

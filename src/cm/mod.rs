@@ -52,7 +52,7 @@ pub use uverbs_drivers::cm::{
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
@@ -396,8 +396,8 @@ fn new_uid(ps: PortSpace) -> u64 {
 /// An event channel of the connection manager (`rdma_create_event_channel`): identifiers created
 /// on it report their [`Event`]s here.
 ///
-/// The file is pollable: [`EventChannel::as_fd`] for a reactor, [`EventChannel::get_event_async`]
-/// with the `tokio` feature. Clones share the channel.
+/// Pollable without lending its file: [`EventChannel::readiness_fd`] for a reactor,
+/// [`EventChannel::get_event_async`] with the `tokio` feature. Clones share the channel.
 #[derive(Debug, Clone)]
 pub struct EventChannel {
     inner: Arc<ChanInner>,
@@ -469,10 +469,25 @@ impl EventChannel {
             .wait_readable(i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX))?)
     }
 
+    /// A descriptor for a reactor (`poll(2)`, epoll, mio, async-io, tokio's `AsyncFd`): readable
+    /// when the kernel has an event queued for the channel. Read the events with
+    /// [`EventChannel::try_get_event`]; events a wait for one identifier read and kept aside
+    /// ([`CmId::get_event_timeout`]) do not make it readable, so check `try_get_event` before
+    /// waiting (as [`EventChannel::get_event_async`] does).
+    ///
+    /// It is not the channel's file (`/dev/infiniband/rdma_cm`, which would take commands whose
+    /// answers the kernel writes to any address they name) but an epoll instance that watches it: a
+    /// `write(2)` to it fails (`EINVAL`), and it can be duplicated and kept by anyone. It stays valid
+    /// while the channel's file is open (as long as a clone of the channel or one of its identifiers
+    /// lives).
+    pub fn readiness_fd(&self) -> BorrowedFd<'_> {
+        self.inner.file.readiness_fd()
+    }
+
     /// Waits for the next event on the tokio reactor (feature `tokio`).
     #[cfg(feature = "tokio")]
     pub async fn get_event_async(&self) -> io::Result<Event> {
-        crate::reactor::wait_readable_then(self.inner.file.as_fd(), || self.try_get_event()).await
+        crate::reactor::wait_readable_then(self.readiness_fd(), || self.try_get_event()).await
     }
 
     /// Waits up to `timeout` for the next event of identifier `handle`, keeping the others for
@@ -504,13 +519,6 @@ impl EventChannel {
                 }
             }
         }
-    }
-}
-
-impl AsFd for EventChannel {
-    /// The channel's file: readable when an event is queued.
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.file.as_fd()
     }
 }
 

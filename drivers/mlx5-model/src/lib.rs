@@ -450,8 +450,6 @@ pub(crate) struct Device {
     silicon: Arc<dyn Silicon>,
     events: Arc<Events>,
     state: Mutex<DevState>,
-    /// The descriptor that stands for the device file (`ModelFile::as_fd`).
-    node_fd: OwnedFd,
     /// The clock-info page (`MLX5_IB_MMAP_CLOCK_INFO`): a memfd page holding
     /// [`hca::clock_info`], which every context maps.
     clock_fd: OwnedFd,
@@ -544,7 +542,6 @@ impl Device {
         let index = NEXT_INDEX.fetch_add(1, Ordering::Relaxed);
         let sysfs = sysfs::Sysfs::create(&cfg, index, cfg.port_active)
             .map_err(|e| setup_error("writing its sysfs tree", e))?;
-        let node_fd = uar::create_memfd().map_err(|e| setup_error("memfd_create", e))?;
         let clock_fd = uar::clock_page(&hca::clock_info())
             .map_err(|e| setup_error("the clock-info page", e))?;
         let events = Arc::new(Events::default());
@@ -580,7 +577,6 @@ impl Device {
             sysfs,
             silicon,
             events,
-            node_fd,
             clock_fd,
             open_files: Mutex::new(BTreeMap::new()),
             ifindex,

@@ -33,7 +33,7 @@
 //! on the daemon without code changes.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -505,10 +505,6 @@ unsafe impl ModelFile for RemoteFile {
         let (_, at, fd) = self.request(&proto::Frame::new(proto::MMAP, len as u64, offset))?;
         let fd = fd.ok_or_else(|| protocol_error("an mmap answer without a file"))?;
         super::map_shared(fd.as_fd(), len, at)
-    }
-
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.sock.as_fd()
     }
 
     fn reopen(&self) -> io::Result<ModelRef> {

@@ -39,7 +39,7 @@ mod srq;
 mod uar;
 mod write;
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use nix::errno::Errno;
@@ -54,8 +54,8 @@ use uverbs_drivers::sys::ModelFile;
 pub(crate) struct File {
     pub(super) dev: Arc<Device>,
     pub(super) id: u64,
-    /// The memfd of the file's UAR pages (what `as_fd` returns); `None` if it could not be made,
-    /// and then `GET_CONTEXT` fails.
+    /// The memfd of the file's UAR pages; `None` if it could not be made, and then `GET_CONTEXT`
+    /// fails.
     pub(super) uar_fd: Option<OwnedFd>,
     st: Mutex<FileState>,
 }
@@ -249,13 +249,6 @@ unsafe impl ModelFile for File {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         r
-    }
-
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        match &self.uar_fd {
-            Some(fd) => fd.as_fd(),
-            None => self.dev.node_fd.as_fd(),
-        }
     }
 
     fn reopen(&self) -> std::io::Result<uverbs_drivers::sys::ModelRef> {
