@@ -375,11 +375,55 @@ impl Event {
     }
 }
 
+/// A table of weak references by key: how a channel finds the identifier an event is about.
+///
+/// No strong reference is ever dropped under the table's lock: an entry's destructor
+/// (`IdInner::drop`) takes that lock to remove itself, and a lookup whose reference turns out to
+/// be the last (another thread dropped its own meanwhile) runs that destructor where it drops it.
+#[derive(Debug)]
+struct Routes<K, T> {
+    map: Mutex<HashMap<K, Weak<T>>>,
+}
+
+impl<K, T> Default for Routes<K, T> {
+    fn default() -> Self {
+        Routes {
+            map: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Copy, T> Routes<K, T> {
+    fn insert(&self, key: K, t: &Arc<T>) {
+        let old = lock(&self.map).insert(key, Arc::downgrade(t));
+        // A weak reference: dropping it never runs `T`'s destructor, but keep to the rule.
+        drop(old);
+    }
+
+    fn remove(&self, key: K) {
+        let old = lock(&self.map).remove(&key);
+        drop(old);
+    }
+
+    /// The live entry of `key`, upgraded after the lock is released.
+    fn get(&self, key: K) -> Option<Arc<T>> {
+        let w = lock(&self.map).get(&key).cloned();
+        w.and_then(|w| w.upgrade())
+    }
+
+    /// The first live entry `pred` accepts. The entries are copied (as weak references) under the
+    /// lock and upgraded after it, so the references that do not match are dropped unlocked.
+    fn find(&self, mut pred: impl FnMut(&T) -> bool) -> Option<Arc<T>> {
+        let all: Vec<Weak<T>> = lock(&self.map).values().cloned().collect();
+        all.iter().filter_map(Weak::upgrade).find(|t| pred(t))
+    }
+}
+
 #[derive(Debug)]
 struct ChanInner {
     file: CmFile,
     /// The identifiers of this channel by kernel handle: events name them by handle.
-    ids: Mutex<HashMap<u32, Weak<IdInner>>>,
+    ids: Routes<u32, IdInner>,
     /// Events read while waiting for another identifier's.
     pending: Mutex<VecDeque<Event>>,
     /// One reader at a time, so that events are processed in order.
@@ -409,7 +453,7 @@ impl EventChannel {
         Ok(EventChannel {
             inner: Arc::new(ChanInner {
                 file: CmFile::open()?,
-                ids: Mutex::default(),
+                ids: Routes::default(),
                 pending: Mutex::default(),
                 reader: Mutex::default(),
             }),
@@ -531,7 +575,7 @@ impl ChanInner {
             let Some(resp) = self.file.get_event_raw()? else {
                 return Ok(None);
             };
-            let target = lock(&self.ids).get(&resp.id).and_then(Weak::upgrade);
+            let target = self.ids.get(resp.id);
             let datagram = match (&target, resp.event) {
                 (_, RDMA_CM_EVENT_CONNECT_REQUEST) | (None, _) => resp.uid & 1 == 1,
                 (Some(t), _) => t.ps == PortSpace::Udp,
@@ -543,11 +587,7 @@ impl ChanInner {
                 } else {
                     PortSpace::Tcp
                 };
-                let listener = lock(&self.ids)
-                    .iter()
-                    .find(|(_, w)| w.upgrade().is_some_and(|l| l.uid == ev.uid))
-                    .map(|(h, _)| *h)
-                    .unwrap_or(0);
+                let listener = self.ids.find(|l| l.uid == ev.uid).map_or(0, |l| l.handle);
                 // The kernel reports nothing of the new identifier until `ACCEPT` gives it a cookie;
                 // it gets its own now, which accept passes.
                 let id = CmId::register(self, ev.id, new_uid(ps), ps);
@@ -600,7 +640,7 @@ struct IdInner {
 
 impl Drop for IdInner {
     fn drop(&mut self) {
-        lock(&self.chan.ids).remove(&self.handle);
+        self.chan.ids.remove(self.handle);
         if self.moved.load(Ordering::Relaxed) {
             return;
         }
@@ -768,7 +808,7 @@ impl CmId {
             mcast: Mutex::default(),
             moved: AtomicBool::new(false),
         });
-        lock(&chan.ids).insert(handle, Arc::downgrade(&inner));
+        chan.ids.insert(handle, &inner);
         CmId { inner }
     }
 
@@ -1176,5 +1216,57 @@ impl CmId {
         *lock(&id.inner.rd_atomic) = *lock(&self.inner.rd_atomic);
         *lock(&id.inner.mcast) = std::mem::take(&mut *lock(&self.inner.mcast));
         Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry whose destructor removes it from its table, as `IdInner`'s does.
+    struct Probe {
+        table: Arc<Routes<u64, Probe>>,
+        key: u64,
+    }
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            self.table.remove(self.key);
+        }
+    }
+
+    /// A lookup holds a reference to each live entry it looks at; when another thread drops the
+    /// entry's last other reference meanwhile, the lookup's is the last, and the entry's
+    /// destructor runs where the lookup drops it. That must not be under the table's lock, which the
+    /// destructor takes (a `std::sync::Mutex` locked twice by one thread deadlocks). The predicate
+    /// stands in for the other thread: it drops the test's reference while the lookup holds its own.
+    #[test]
+    fn a_lookup_never_drops_the_last_reference_under_the_lock() {
+        let table = Arc::new(Routes::<u64, Probe>::default());
+        let probe = Arc::new(Probe {
+            table: Arc::clone(&table),
+            key: 1,
+        });
+        table.insert(1, &probe);
+        let held = Mutex::new(Some(probe));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = Arc::clone(&table);
+        // A watchdog: the lookup runs on its own thread, so that a deadlock fails the test instead
+        // of hanging it.
+        std::thread::spawn(move || {
+            let found = t.find(|_| {
+                drop(lock(&held).take());
+                false
+            });
+            tx.send(found.is_none()).unwrap();
+        });
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(none) => assert!(none, "the dropped entry was found"),
+            Err(_) => panic!(
+                "deadlock: the lookup dropped the last reference to an entry under the table's \
+                 lock, and the entry's destructor waits for that lock"
+            ),
+        }
+        assert!(lock(&table.map).is_empty(), "the entry removed itself");
     }
 }
