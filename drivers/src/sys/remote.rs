@@ -25,7 +25,7 @@
 //! memory: the daemon's HCA writes that memory for as long as the daemon runs, and a broken
 //! socket does not say it stopped. A call on a broken connection fails with `ENOTCONN`, unless the
 //! daemon has exited (then nothing of it writes anything, and the call fails with `EIO`, as on a
-//! device that was unplugged); see [`RemoteFile::request`].
+//! device that was unplugged).
 //!
 //! [`RemoteFile`] is the client side: a [`ModelFile`] that forwards each call. With
 //! [`SOCKET_ENV`] set, [`crate::discover::devices`] lists the daemon's device with such a file as
