@@ -608,6 +608,145 @@ fn connect_disconnect_cycles_do_not_grow() {
     eprintln!("{cycles} connect/disconnect cycles in {took:?}");
 }
 
+/// Open descriptors of the connection manager's file (`/dev/infiniband/rdma_cm`) in this process:
+/// one per live event channel.
+fn cm_files() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| t == std::path::Path::new("/dev/infiniband/rdma_cm"))
+        .count()
+}
+
+/// An event another identifier's wait read and kept aside (parked) belongs to its identifier, not
+/// to its handle: the kernel gives a destroyed identifier's handle to the next one it creates, and
+/// that one must not receive the dead one's `ADDR_RESOLVED`.
+#[test]
+fn a_reused_handle_never_gets_a_dead_identifiers_events() {
+    let Some((server, client)) = net("a_reused_handle_never_gets_a_dead_identifiers_events") else {
+        return;
+    };
+    let _s = serial();
+    let ch = EventChannel::new().unwrap();
+    let a = ch.create_id(PortSpace::Tcp).unwrap();
+    let b = ch.create_id(PortSpace::Tcp).unwrap();
+    a.resolve_addr(
+        Some(SocketAddr::new(client, 0)),
+        SocketAddr::new(server, 7),
+        T,
+    )
+    .unwrap();
+    assert!(ch.wait_readable(T).unwrap(), "ADDR_RESOLVED is queued");
+    // `b`'s wait reads `a`'s event and keeps it for `a`.
+    let e = b.get_event_timeout(Duration::from_millis(300)).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+    let handle = a.handle();
+    drop(a);
+    let c = ch.create_id(PortSpace::Tcp).unwrap();
+    assert_eq!(
+        c.handle(),
+        handle,
+        "the kernel gives the freed handle to the next identifier (lowest free index)"
+    );
+    match c.get_event_timeout(Duration::from_millis(500)) {
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+        other => panic!("the new identifier received the destroyed one's event: {other:?}"),
+    }
+    // Nor does the channel hand the dead identifier's event out.
+    let left = ch.get_event_timeout(Duration::from_millis(300)).unwrap();
+    assert!(left.is_none(), "{left:?}");
+    drop((b, c));
+}
+
+/// A connection request that another identifier's wait read and parked for its listener holds a
+/// new identifier; it must not keep the channel (its file, the kernel's identifiers) alive once the
+/// program dropped the listener, the other identifier and the channel: the kernel then rejects the
+/// peer at once, instead of letting it wait for its CM timeout.
+#[test]
+fn a_parked_connect_request_does_not_outlive_its_channel() {
+    let Some((server, client)) = net("a_parked_connect_request_does_not_outlive_its_channel")
+    else {
+        return;
+    };
+    let _s = serial();
+    let files0 = cm_files();
+    let sch = EventChannel::new().unwrap();
+    let listener = sch.create_id(PortSpace::Tcp).unwrap();
+    listener.bind(SocketAddr::new(server, 0)).unwrap();
+    listener.listen(4).unwrap();
+    let addr = listener.local_addr().unwrap().unwrap();
+    let other = sch.create_id(PortSpace::Tcp).unwrap();
+
+    let cch = EventChannel::new().unwrap();
+    let cid = cch.create_id(PortSpace::Tcp).unwrap();
+    cid.resolve(Some(SocketAddr::new(client, 0)), addr, T)
+        .unwrap();
+    let ctx = cid.open_context().unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(8, 0).unwrap();
+    let _qp = cid
+        .create_qp(&pd, &cq, &cq, EndpointConfig::default().caps)
+        .unwrap();
+    cid.connect(&ConnParams::default()).unwrap();
+    assert!(
+        sch.wait_readable(T).unwrap(),
+        "no request reached the listener"
+    );
+    // `other`'s wait reads the request and parks it for the listener.
+    let e = other
+        .get_event_timeout(Duration::from_millis(300))
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+    assert_eq!(cm_files(), files0 + 2);
+    drop(other);
+    drop(listener);
+    drop(sch);
+    let t0 = Instant::now();
+    let e = cid
+        .get_event_timeout(Duration::from_secs(5))
+        .expect("the peer was not rejected within 5 s of the server dropping everything");
+    assert!(
+        matches!(
+            e.kind,
+            EventKind::Rejected { .. } | EventKind::Unreachable { .. }
+        ),
+        "{e:?}"
+    );
+    eprintln!("{} after {:?}", e.name(), t0.elapsed());
+    assert_eq!(
+        cm_files(),
+        files0 + 1,
+        "the server's rdma_cm file is still open after its channel and identifiers were dropped"
+    );
+}
+
+/// A multicast membership's events carry the membership's own handle, which the kernel numbers
+/// apart from identifiers: they must reach their identifier whatever the identifiers' handles are.
+#[test]
+fn multicast_events_reach_their_identifier_whatever_the_handles() {
+    let Some((server, _)) = net("multicast_events_reach_their_identifier_whatever_the_handles")
+    else {
+        return;
+    };
+    let _s = serial();
+    let group: SocketAddr = "239.1.2.4:0".parse().unwrap();
+    // Identifiers elsewhere, so that this channel's identifier's handle differs from its
+    // membership's (both count from 0).
+    let elsewhere = EventChannel::new().unwrap();
+    let pads: Vec<_> = (0..4)
+        .map(|_| elsewhere.create_id(PortSpace::Udp).unwrap())
+        .collect();
+    let ch = EventChannel::new().unwrap();
+    let id = ch.create_id(PortSpace::Udp).unwrap();
+    id.bind(SocketAddr::new(server, 0)).unwrap();
+    id.join_multicast(group).unwrap();
+    let e = id.get_event_timeout(T).unwrap();
+    assert!(matches!(e.kind, EventKind::MulticastJoin { .. }), "{e:?}");
+    assert_eq!(e.id, id.handle());
+    id.leave_multicast(group).unwrap();
+    drop(pads);
+}
+
 /// Whether `fd` becomes readable within `ms` milliseconds.
 fn readable(fd: std::os::fd::BorrowedFd<'_>, ms: u16) -> bool {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};

@@ -400,9 +400,21 @@ impl<K: std::hash::Hash + Eq + Copy, T> Routes<K, T> {
         drop(old);
     }
 
-    fn remove(&self, key: K) {
-        let old = lock(&self.map).remove(&key);
-        drop(old);
+    /// Removes `key`'s entry if it is `owner`'s: a later entry under the same key (an identifier
+    /// migrated back to this channel keeps its cookie) is left alone.
+    fn remove_own(&self, key: K, owner: *const T) {
+        let mut map = lock(&self.map);
+        if map
+            .get(&key)
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), owner))
+        {
+            map.remove(&key);
+        }
+    }
+
+    /// Whether `key` has an entry (live or being destroyed).
+    fn contains(&self, key: K) -> bool {
+        lock(&self.map).contains_key(&key)
     }
 
     /// The live entry of `key`, upgraded after the lock is released.
@@ -419,14 +431,106 @@ impl<K: std::hash::Hash + Eq + Copy, T> Routes<K, T> {
     }
 }
 
+/// An event read from the kernel and not handed out yet, with the cookie (`uid`) of the identifier
+/// it is for: a wait for another identifier's event keeps it aside (parks it). Keyed by cookie, not
+/// handle: the kernel gives a destroyed identifier's handle to the next one, and cookies are never
+/// reused in a process.
+#[derive(Debug)]
+struct Parked {
+    uid: u64,
+    ev: Incoming,
+}
+
+#[derive(Debug)]
+enum Incoming {
+    /// An event of a live identifier, processed.
+    Ready(Event),
+    /// A connection request: a new identifier, which becomes a [`CmId`] only when handed out.
+    Request(Request),
+}
+
+/// A connection request read from the kernel: the new identifier's handle and what the request
+/// carried, without the [`CmId`] yet. A parked request holds no strong reference to a channel (a
+/// `CmId` would, and its channel holds the parked events: a cycle that kept the channel, its file
+/// and the kernel's identifiers alive after the program dropped them all). Dropped without being
+/// handed out, it destroys the kernel's identifier, which rejects the peer, as dropping the `CmId`
+/// would.
+#[derive(Debug)]
+struct Request {
+    /// The channel whose file holds the new identifier.
+    home: Weak<ChanInner>,
+    /// The listener's handle, which the event reports.
+    listener: u32,
+    /// The new identifier's handle; `None` once handed out.
+    handle: Option<u32>,
+    ps: PortSpace,
+    data: CmEventData,
+}
+
+impl Request {
+    /// The request as the user's event, with its new `CmId`; `None` if its channel is gone (the
+    /// kernel destroyed the identifier with the file).
+    fn into_event(mut self) -> Option<Event> {
+        let home = self.home.upgrade()?;
+        let handle = self.handle.take()?;
+        // The kernel reports nothing of the new identifier until `ACCEPT` gives it a cookie; it
+        // gets its own now, which accept passes.
+        let id = CmId::register(&home, handle, new_uid(self.ps), self.ps);
+        let kind = match std::mem::replace(&mut self.data, CmEventData::None) {
+            CmEventData::Ud(peer) => EventKind::UdConnectRequest {
+                id,
+                peer: peer.into(),
+            },
+            CmEventData::Conn(peer) => EventKind::ConnectRequest { id, peer },
+            CmEventData::None => EventKind::ConnectRequest {
+                id,
+                peer: PeerParam::default(),
+            },
+        };
+        Some(Event {
+            id: self.listener,
+            kind,
+        })
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        let Some(handle) = self.handle else {
+            return;
+        };
+        // Gone: its file was closed, and the kernel destroyed the identifier with it.
+        let Some(home) = self.home.upgrade() else {
+            return;
+        };
+        if let Err(e) = home.file.destroy_id(handle) {
+            uverbs_drivers::report_drop_error("connection manager identifier", &e);
+        }
+    }
+}
+
+impl Incoming {
+    /// The user's event; `None` for a request whose channel is gone.
+    fn into_event(self) -> Option<Event> {
+        match self {
+            Incoming::Ready(e) => Some(e),
+            Incoming::Request(r) => r.into_event(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct ChanInner {
     file: CmFile,
-    /// The identifiers of this channel by kernel handle: events name them by handle.
-    ids: Routes<u32, IdInner>,
+    /// The live identifiers of this channel by cookie (`uid`), which the kernel's events carry.
+    ids: Routes<u64, IdInner>,
     /// Events read while waiting for another identifier's.
-    pending: Mutex<VecDeque<Event>>,
-    /// One reader at a time, so that events are processed in order.
+    pending: Mutex<VecDeque<Parked>>,
+    /// One reader at a time, so that events are read and processed in order. The one lock of the
+    /// connection manager held across system calls: `GET_EVENT` on the non-blocking file and the
+    /// commands processing an event makes (`INIT_QP_ATTR`, `MODIFY_QP`, `ACCEPT`, `REJECT`, attaching
+    /// multicast), none of which waits for the network or takes this lock; identifiers' destructors
+    /// never run under it.
     reader: Mutex<()>,
 }
 
@@ -496,10 +600,19 @@ impl EventChannel {
 
     /// The next event if one is queued, without waiting.
     pub fn try_get_event(&self) -> io::Result<Option<Event>> {
-        if let Some(e) = lock(&self.inner.pending).pop_front() {
-            return Ok(Some(e));
+        loop {
+            let parked = lock(&self.inner.pending).pop_front();
+            let next = match parked {
+                Some(p) => p,
+                None => match self.inner.read_one()? {
+                    Some(p) => p,
+                    None => return Ok(None),
+                },
+            };
+            if let Some(e) = next.ev.into_event() {
+                return Ok(Some(e));
+            }
         }
-        Ok(self.inner.read_one()?)
     }
 
     /// Waits up to `timeout` until an event is queued, without reading it; whether one is.
@@ -534,22 +647,31 @@ impl EventChannel {
         crate::reactor::wait_readable_then(self.readiness_fd(), || self.try_get_event()).await
     }
 
-    /// Waits up to `timeout` for the next event of identifier `handle`, keeping the others for
-    /// [`EventChannel::get_event`].
-    fn wait_for(&self, handle: u32, timeout: Duration) -> Result<Event, Error> {
+    /// Waits up to `timeout` for the next event of the identifier with cookie `uid`, keeping the
+    /// others for [`EventChannel::get_event`].
+    fn wait_for(&self, uid: u64, timeout: Duration) -> Result<Event, Error> {
         let deadline = Instant::now() + timeout;
         loop {
-            {
+            let parked = {
                 let mut pending = lock(&self.inner.pending);
-                if let Some(i) = pending.iter().position(|e| e.id == handle) {
-                    if let Some(e) = pending.remove(i) {
-                        return Ok(e);
-                    }
+                pending
+                    .iter()
+                    .position(|p| p.uid == uid)
+                    .and_then(|i| pending.remove(i))
+            };
+            if let Some(p) = parked {
+                match p.ev.into_event() {
+                    Some(e) => return Ok(e),
+                    None => continue,
                 }
             }
             match self.inner.read_one()? {
-                Some(e) if e.id == handle => return Ok(e),
-                Some(e) => lock(&self.inner.pending).push_back(e),
+                Some(p) if p.uid == uid => {
+                    if let Some(e) = p.ev.into_event() {
+                        return Ok(e);
+                    }
+                }
+                Some(p) => self.inner.park(p),
                 None => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
@@ -568,14 +690,30 @@ impl EventChannel {
 
 impl ChanInner {
     /// Reads and processes one event; `None` when none is queued. Events of identifiers already
-    /// dropped are skipped.
-    fn read_one(self: &Arc<Self>) -> Result<Option<Event>, Error> {
-        let _reader = lock(&self.reader);
+    /// dropped are skipped (a connection request to a dropped listener is destroyed, which
+    /// rejects it).
+    fn read_one(self: &Arc<Self>) -> Result<Option<Parked>, Error> {
         loop {
+            // Declared before the reader's guard, so dropped after it: the last reference to an
+            // identifier (another thread dropped its own) runs `IdInner::drop`, and an orphaned
+            // request destroys its identifier, with the reader lock released.
+            let target: Option<Arc<IdInner>>;
+            let _orphan: Option<Request>;
+            let _reader = lock(&self.reader);
             let Some(resp) = self.file.get_event_raw()? else {
                 return Ok(None);
             };
-            let target = self.ids.get(resp.id);
+            let multicast = matches!(
+                resp.event,
+                RDMA_CM_EVENT_MULTICAST_JOIN | RDMA_CM_EVENT_MULTICAST_ERROR
+            );
+            // Events carry their identifier's cookie; a multicast membership's carry the
+            // membership's (and its handle, numbered apart from identifiers').
+            target = self.ids.get(resp.uid).or_else(|| {
+                multicast
+                    .then(|| self.ids.find(|id| id.is_member(resp.uid)))
+                    .flatten()
+            });
             let datagram = match (&target, resp.event) {
                 (_, RDMA_CM_EVENT_CONNECT_REQUEST) | (None, _) => resp.uid & 1 == 1,
                 (Some(t), _) => t.ps == PortSpace::Udp,
@@ -587,30 +725,68 @@ impl ChanInner {
                 } else {
                     PortSpace::Tcp
                 };
-                let listener = self.ids.find(|l| l.uid == ev.uid).map_or(0, |l| l.handle);
-                // The kernel reports nothing of the new identifier until `ACCEPT` gives it a cookie;
-                // it gets its own now, which accept passes.
-                let id = CmId::register(self, ev.id, new_uid(ps), ps);
-                let kind = match ev.data {
-                    CmEventData::Ud(peer) => EventKind::UdConnectRequest {
-                        id,
-                        peer: peer.into(),
-                    },
-                    CmEventData::Conn(peer) => EventKind::ConnectRequest { id, peer },
-                    CmEventData::None => EventKind::ConnectRequest {
-                        id,
-                        peer: PeerParam::default(),
-                    },
+                let mut req = Request {
+                    home: Arc::downgrade(self),
+                    listener: 0,
+                    handle: Some(ev.id),
+                    ps,
+                    data: ev.data,
                 };
-                return Ok(Some(Event { id: listener, kind }));
+                if let Some(l) = &target {
+                    req.listener = l.handle;
+                    return Ok(Some(Parked {
+                        uid: l.uid,
+                        ev: Incoming::Request(req),
+                    }));
+                }
+                // Its listener is gone (the kernel drops the requests still queued for a destroyed
+                // listener, not one read meanwhile): reject it.
+                _orphan = Some(req);
+                continue;
             }
-            let Some(target) = target else {
-                // Its identifier is gone (the kernel drops the events of destroyed ones, but a
-                // handle may have been reused meanwhile): nothing to report it to.
+            let Some(t) = &target else {
+                // Its identifier is gone (the kernel drops the events of destroyed ones, but one
+                // may have been read meanwhile): nothing to report it to.
                 continue;
             };
-            return Ok(Some(target.process(ev)));
+            return Ok(Some(Parked {
+                uid: t.uid,
+                ev: Incoming::Ready(t.process(ev)),
+            }));
         }
+    }
+
+    /// Keeps `p` for its identifier's next wait, unless that identifier is gone: it may have been
+    /// dropped since the event was read, and its destructor already took its parked events.
+    fn park(&self, p: Parked) {
+        let refused = {
+            let mut pending = lock(&self.pending);
+            // Under the `pending` lock, which `IdInner::drop` takes after removing its route: it
+            // either sees this event or its route is gone here.
+            if self.ids.contains(p.uid) {
+                pending.push_back(p);
+                None
+            } else {
+                Some(p)
+            }
+        };
+        // A refused request destroys its identifier: unlocked.
+        drop(refused);
+    }
+
+    /// Takes the events parked for the identifier with cookie `uid`.
+    fn take_parked(&self, uid: u64) -> Vec<Parked> {
+        let mut pending = lock(&self.pending);
+        let mut taken = Vec::new();
+        let mut i = 0;
+        while i < pending.len() {
+            if pending[i].uid == uid {
+                taken.extend(pending.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        taken
     }
 }
 
@@ -620,7 +796,8 @@ struct Membership {
     addr: SocketAddr,
     /// The cookie its events carry.
     uid: u64,
-    handle: u32,
+    /// The kernel's handle; `None` while `JOIN_MCAST` is under way.
+    handle: Option<u32>,
     attached: Option<(Gid, u16)>,
 }
 
@@ -640,19 +817,29 @@ struct IdInner {
 
 impl Drop for IdInner {
     fn drop(&mut self) {
-        self.chan.ids.remove(self.handle);
+        let me: *const IdInner = self;
+        self.chan.ids.remove_own(self.uid, me);
         if self.moved.load(Ordering::Relaxed) {
+            // Its routes, parked events and memberships went with it to its new channel.
             return;
         }
-        let qp = lock(&self.qp).take();
-        for m in lock(&self.mcast).drain(..) {
+        // Its parked events die with it, after its route is gone (see `ChanInner::park`): a
+        // listener's parked requests are destroyed (their peers rejected) below, unlocked.
+        let parked = self.chan.take_parked(self.uid);
+        // `&mut self`: no other reference, so no lock is needed (nor held across the commands).
+        let qp = self.qp.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+        let mcast = std::mem::take(self.mcast.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for m in mcast {
             if let (Some(qp), Some((gid, lid))) = (&qp, m.attached) {
                 let _ = QueuePair::from_shared(Arc::clone(qp)).detach_mcast(&gid, lid);
             }
-            if let Err(e) = self.chan.file.leave_mcast(m.handle) {
-                uverbs_drivers::report_drop_error("multicast membership", &e);
+            if let Some(handle) = m.handle {
+                if let Err(e) = self.chan.file.leave_mcast(handle) {
+                    uverbs_drivers::report_drop_error("multicast membership", &e);
+                }
             }
         }
+        drop(parked);
         if let Err(e) = self.chan.file.destroy_id(self.handle) {
             uverbs_drivers::report_drop_error("connection manager identifier", &e);
         }
@@ -660,6 +847,11 @@ impl Drop for IdInner {
 }
 
 impl IdInner {
+    /// Whether the multicast membership with cookie `uid` is this identifier's.
+    fn is_member(&self, uid: u64) -> bool {
+        lock(&self.mcast).iter().any(|m| m.uid == uid)
+    }
+
     fn qp(&self) -> Option<QueuePair<'static>> {
         lock(&self.qp).clone().map(QueuePair::from_shared)
     }
@@ -667,7 +859,8 @@ impl IdInner {
     /// Moves the identifier's queue pair to `state` with the kernel's attributes.
     fn modify_qp(&self, qp: &QueuePair<'_>, state: u32) -> Result<(), Error> {
         let mut attr = QpAttr::from_kernel(&self.chan.file.init_qp_attr(self.handle, state)?);
-        if let Some((resp, init)) = *lock(&self.rd_atomic) {
+        let rd_atomic = *lock(&self.rd_atomic);
+        if let Some((resp, init)) = rd_atomic {
             if state == ibv_qp_state::IBV_QPS_RTR && attr.max_dest_rd_atomic.is_some() {
                 attr.max_dest_rd_atomic = Some(resp);
             }
@@ -808,7 +1001,7 @@ impl CmId {
             mcast: Mutex::default(),
             moved: AtomicBool::new(false),
         });
-        chan.ids.insert(handle, &inner);
+        chan.ids.insert(uid, &inner);
         CmId { inner }
     }
 
@@ -884,14 +1077,14 @@ impl CmId {
     /// Waits up to `timeout` for this identifier's next event (the channel's other events stay
     /// queued for [`EventChannel::get_event`]).
     pub fn get_event_timeout(&self, timeout: Duration) -> io::Result<Event> {
-        Ok(self.channel().wait_for(self.handle(), timeout)?)
+        Ok(self.channel().wait_for(self.inner.uid, timeout)?)
     }
 
     /// Waits for event `want`; any other event of this identifier ends the wait as an error.
     fn expect(&self, want: u32, verb: Verb, timeout: Duration) -> Result<Event, Error> {
         let e = self
             .channel()
-            .wait_for(self.handle(), timeout)
+            .wait_for(self.inner.uid, timeout)
             .map_err(|e| match e {
                 Error::TimedOut { .. } => Error::TimedOut { verb },
                 e => e,
@@ -1024,7 +1217,23 @@ impl CmId {
                 ..QpAttr::default()
             })?;
         }
-        *lock(&self.inner.qp) = Some(qp.shared());
+        let taken = {
+            let mut slot = lock(&self.inner.qp);
+            let taken = slot.is_some();
+            if !taken {
+                *slot = Some(qp.shared());
+            }
+            taken
+        };
+        if taken {
+            // Another thread's `create_qp` was first; this queue pair is destroyed as it drops,
+            // with the lock released.
+            return Err(Error::InvalidArgument {
+                verb,
+                what: "the identifier has a queue pair already".into(),
+            }
+            .into());
+        }
         Ok(qp)
     }
 
@@ -1115,44 +1324,74 @@ impl CmId {
     /// answer is [`EventKind::MulticastJoin`], on which the identifier's queue pair, if any, is
     /// attached to the group.
     pub fn join_multicast(&self, addr: SocketAddr) -> io::Result<()> {
-        let mut mcast = lock(&self.inner.mcast);
-        if mcast.iter().any(|m| m.addr == addr) {
-            return Err(Error::InvalidArgument {
-                verb: Verb::RdmaCm(RDMA_USER_CM_CMD_JOIN_MCAST),
-                what: format!("already a member of {addr}"),
-            }
-            .into());
-        }
         let uid = new_uid(PortSpace::Udp);
-        let handle =
+        {
+            // The membership is recorded (without its handle) before the command, which is not
+            // issued under the lock: its event, which may be read at once by another thread,
+            // finds it by its cookie.
+            let mut mcast = lock(&self.inner.mcast);
+            if mcast.iter().any(|m| m.addr == addr) {
+                return Err(Error::InvalidArgument {
+                    verb: Verb::RdmaCm(RDMA_USER_CM_CMD_JOIN_MCAST),
+                    what: format!("already a member of {addr}"),
+                }
+                .into());
+            }
+            mcast.push(Membership {
+                addr,
+                uid,
+                handle: None,
+                attached: None,
+            });
+        }
+        let joined =
             self.file()
-                .join_mcast(self.handle(), uid, &addr, RDMA_MC_JOIN_FLAG_FULLMEMBER)?;
-        mcast.push(Membership {
-            addr,
-            uid,
-            handle,
-            attached: None,
-        });
-        Ok(())
+                .join_mcast(self.handle(), uid, &addr, RDMA_MC_JOIN_FLAG_FULLMEMBER);
+        let mut mcast = lock(&self.inner.mcast);
+        let i = mcast.iter().position(|m| m.uid == uid);
+        match (joined, i) {
+            (Ok(handle), Some(i)) => {
+                mcast[i].handle = Some(handle);
+                Ok(())
+            }
+            (Err(e), i) => {
+                if let Some(i) = i {
+                    mcast.remove(i);
+                }
+                Err(e.into())
+            }
+            // `leave_multicast` leaves a membership being joined alone, and only it removes one.
+            (Ok(_), None) => unreachable!("a membership being joined was removed"),
+        }
     }
 
     /// Leaves the multicast group at `addr` (`rdma_leave_multicast`), detaching the queue pair.
     pub fn leave_multicast(&self, addr: SocketAddr) -> io::Result<()> {
         let m = {
             let mut mcast = lock(&self.inner.mcast);
+            let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_LEAVE_MCAST);
             let Some(i) = mcast.iter().position(|m| m.addr == addr) else {
                 return Err(Error::InvalidArgument {
-                    verb: Verb::RdmaCm(RDMA_USER_CM_CMD_LEAVE_MCAST),
+                    verb,
                     what: format!("not a member of {addr}"),
                 }
                 .into());
             };
+            if mcast[i].handle.is_none() {
+                return Err(Error::InvalidArgument {
+                    verb,
+                    what: format!("the join of {addr} is still under way on another thread"),
+                }
+                .into());
+            }
             mcast.remove(i)
         };
         if let (Some(qp), Some((gid, lid))) = (self.inner.qp(), m.attached) {
             qp.detach_mcast(&gid, lid)?;
         }
-        self.file().leave_mcast(m.handle)?;
+        if let Some(handle) = m.handle {
+            self.file().leave_mcast(handle)?;
+        }
         Ok(())
     }
 
@@ -1206,15 +1445,23 @@ impl CmId {
         )?)
     }
 
-    /// Moves the identifier to another event channel (`rdma_migrate_id`), with its queued events.
+    /// Moves the identifier to another event channel (`rdma_migrate_id`), with its queued events
+    /// (and those the old channel read and kept for it; one read by another thread of the old
+    /// channel during the move is reported there).
     pub fn migrate(self, to: &EventChannel) -> io::Result<CmId> {
         self.file().migrate_id(self.handle(), &to.inner.file)?;
-        // Events already read from the old channel stay there.
         self.inner.moved.store(true, Ordering::Relaxed);
         let id = CmId::register(&to.inner, self.inner.handle, self.inner.uid, self.inner.ps);
-        *lock(&id.inner.qp) = lock(&self.inner.qp).take();
-        *lock(&id.inner.rd_atomic) = *lock(&self.inner.rd_atomic);
-        *lock(&id.inner.mcast) = std::mem::take(&mut *lock(&self.inner.mcast));
+        let qp = lock(&self.inner.qp).take();
+        *lock(&id.inner.qp) = qp;
+        let rd_atomic = *lock(&self.inner.rd_atomic);
+        *lock(&id.inner.rd_atomic) = rd_atomic;
+        let mcast = std::mem::take(&mut *lock(&self.inner.mcast));
+        *lock(&id.inner.mcast) = mcast;
+        // Parked connection requests stay requests of the old channel's file (`Request::home`).
+        for p in self.inner.chan.take_parked(self.inner.uid) {
+            to.inner.park(p);
+        }
         Ok(id)
     }
 }
@@ -1231,7 +1478,8 @@ mod tests {
 
     impl Drop for Probe {
         fn drop(&mut self) {
-            self.table.remove(self.key);
+            let me: *const Probe = self;
+            self.table.remove_own(self.key, me);
         }
     }
 
