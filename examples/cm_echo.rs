@@ -18,11 +18,17 @@ use uverbs::{ibv_wc, ReceiveRequest, SendRequest};
 
 const MAX: usize = 256;
 
-/// Waits for the completion of `wr_id` (bounded).
-fn wait(conn: &Connection, wr_id: u64) -> io::Result<ibv_wc> {
+/// Waits for the completion of `wr_id` (bounded). Completions of other requests polled on the way
+/// are kept in `seen` for their own wait: the client's echo can arrive in the same poll as its
+/// send's completion.
+fn wait(conn: &Connection, wr_id: u64, seen: &mut Vec<ibv_wc>) -> io::Result<ibv_wc> {
+    if let Some(i) = seen.iter().position(|w| w.wr_id() == wr_id) {
+        return Ok(seen.remove(i));
+    }
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut wc = [ibv_wc::default(); 4];
     loop {
+        let mut found = None;
         for w in conn.cq().poll(&mut wc)? {
             if !w.is_valid() {
                 return Err(io::Error::other(format!(
@@ -31,9 +37,14 @@ fn wait(conn: &Connection, wr_id: u64) -> io::Result<ibv_wc> {
                     w.error()
                 )));
             }
-            if w.wr_id() == wr_id {
-                return Ok(*w);
+            if w.wr_id() == wr_id && found.is_none() {
+                found = Some(*w);
+            } else {
+                seen.push(*w);
             }
+        }
+        if let Some(w) = found {
+            return Ok(w);
         }
         if Instant::now() > deadline {
             return Err(io::Error::new(
@@ -46,26 +57,30 @@ fn wait(conn: &Connection, wr_id: u64) -> io::Result<ibv_wc> {
 }
 
 /// Receives one message (posting the receive before `then` runs).
-fn receive(conn: &Connection, then: impl FnOnce() -> io::Result<()>) -> io::Result<Vec<u8>> {
+fn receive(
+    conn: &Connection,
+    then: impl FnOnce(&mut Vec<ibv_wc>) -> io::Result<()>,
+) -> io::Result<Vec<u8>> {
     let pd = conn.pd();
     let buf = pd.allocate::<u8>(MAX)?;
     let sge = [buf.sge(..)?];
     // SAFETY: `buf` lives until the receive's completion is polled below, and nothing touches it
     // before.
     unsafe { conn.qp().post_receive_list(&[ReceiveRequest::new(1, &sge)]) }?;
-    then()?;
-    let wc = wait(conn, 1)?;
+    let mut seen = Vec::new();
+    then(&mut seen)?;
+    let wc = wait(conn, 1, &mut seen)?;
     Ok(buf[..wc.len()].to_vec())
 }
 
-fn send(conn: &Connection, data: &[u8]) -> io::Result<()> {
+fn send(conn: &Connection, data: &[u8], seen: &mut Vec<ibv_wc>) -> io::Result<()> {
     let pd = conn.pd();
     let mut buf = pd.allocate::<u8>(data.len().max(1))?;
     buf[..data.len()].copy_from_slice(data);
     let sge = [buf.sge(..data.len())?];
     // SAFETY: `buf` lives until the send's completion is polled below.
     unsafe { conn.qp().post_send_list(&[SendRequest::send(2, &sge)]) }?;
-    wait(conn, 2).map(drop)
+    wait(conn, 2, seen).map(drop)
 }
 
 fn main() -> io::Result<()> {
@@ -84,8 +99,8 @@ fn main() -> io::Result<()> {
                 conn.id().peer_addr()?
             );
             // The client sends once its receive for the echo is posted; ours is posted first.
-            let msg = receive(&conn, || Ok(()))?;
-            send(&conn, &msg)?;
+            let msg = receive(&conn, |_| Ok(()))?;
+            send(&conn, &msg, &mut Vec::new())?;
             conn.wait_disconnected(Duration::from_secs(10))?;
             println!("echoed {} bytes; the client disconnected", msg.len());
         }
@@ -100,7 +115,7 @@ fn main() -> io::Result<()> {
                 conn.context().name(),
                 conn.peer().qp_num
             );
-            let echo = receive(&conn, || send(&conn, msg))?;
+            let echo = receive(&conn, |seen| send(&conn, msg, seen))?;
             println!("echo: {}", String::from_utf8_lossy(&echo));
             conn.disconnect()?;
         }
