@@ -400,7 +400,7 @@ mod tests {
     use super::*;
 
     #[test]
-    #[cfg_attr(miri, ignore = "epoll_ctl on a pipe and poll(2): not supported by Miri")]
+    #[cfg_attr(miri, ignore = "epoll on a pipe, poll(2): not supported by Miri")]
     fn a_readiness_watch_follows_its_file_and_takes_no_commands() {
         let (r, w) = nix::unistd::pipe().unwrap();
         let ep = readiness_watch(r.as_fd()).unwrap();
