@@ -51,13 +51,15 @@ pub struct MemoryRegion<T> {
     pd: Arc<PdInner>,
 }
 
-/// A slice the caller lends for RDMA, registered for as long as the borrow lasts
-/// ([`ProtectionDomain::register_slice`]): memory the program already has (a buffer pool, a
-/// huge-page arena, a shared-memory segment it mapped itself), registered without copying.
+/// A slice the caller lends for RDMA, registered for a scope ([`ProtectionDomain::with_slice`]):
+/// memory the program already has (a buffer pool, a huge-page arena, a shared-memory segment it
+/// mapped itself), registered without copying.
 ///
 /// Everything [`MemoryRegion`] says of `T`, of reading what a peer writes and of the protection
-/// domain holds here too. Dropping the region deregisters it before the borrow ends, so the device
-/// can no longer reach the memory when the caller has it back. A memory window cannot be bound to
+/// domain holds here too. `with_slice` keeps the region in its own frame and drops it, which
+/// deregisters it, before the borrow ends, so the device can no longer reach the memory when the
+/// caller has it back; a region from the `unsafe` [`ProtectionDomain::register_slice`] relies on
+/// its caller for that drop (a leaked one would stay registered). A memory window cannot be bound to
 /// it (a window may outlive the borrow; [`crate::SendRequest::bind_mw`] takes a
 /// [`MemoryRegion`]). Should the kernel refuse to deregister, which it does only for a region a
 /// window is bound to, the process aborts rather than return memory the device may still write
@@ -209,16 +211,17 @@ impl DmabufMemoryRegion {
     pub fn sge(&self, range: std::ops::Range<u64>) -> io::Result<Sge> {
         let length = (range.start <= range.end && range.end <= self.len)
             .then(|| u32::try_from(range.end - range.start).ok())
-            .flatten()
-            .ok_or_else(|| Error::InvalidArgument {
-                verb: Verb::PostSend,
-                what: format!(
-                    "bytes {range:?} are not inside the dma-buf region of {} bytes",
-                    self.len
-                ),
-            })?;
+            .flatten();
+        let addr = self.iova.checked_add(range.start);
+        let (length, addr) = length.zip(addr).ok_or_else(|| Error::InvalidArgument {
+            verb: Verb::PostSend,
+            what: format!(
+                "bytes {range:?} are not inside the dma-buf region of {} bytes",
+                self.len
+            ),
+        })?;
         Ok(Sge {
-            addr: self.iova + range.start,
+            addr,
             length,
             lkey: self.mr.keys().lkey,
         })
@@ -319,8 +322,10 @@ macro_rules! region_methods {
         /// protection domain `pd` (of the same context) and/or gives it `access` (`None`: leave
         /// it). Its keys may change: take [`Self::lkey`] and [`Self::rkey`] afresh. Refused with
         /// a typed error: no change asked, a domain of another context, a memory window bound to
-        /// the region, and whatever the kernel refuses ([`Error::Unsupported`] where the driver
-        /// cannot rereg at all); the region is unchanged then.
+        /// the region, for a [`RawMemoryRegion`] access flags beyond those `register_raw` was
+        /// given (its caller vouched for those only; `RawMemoryRegion::rereg_unchecked` grants
+        /// more), and whatever the kernel refuses ([`Error::Unsupported`] where the driver cannot
+        /// rereg at all); the region is unchanged then.
         pub fn rereg(
             &mut self,
             pd: Option<&ProtectionDomain<'_>>,
@@ -381,7 +386,9 @@ impl<T> MemoryRegion<T> {
 
     /// The registration, which a memory window bound to the region keeps alive.
     pub(crate) fn registration(&self) -> &Arc<Mr> {
-        self.region.mr()
+        self.region
+            .shared_mr()
+            .expect("a MemoryRegion owns its memory (a vector or a mapping)")
     }
 
     pub(crate) fn sge_of<R: MrRange>(&self, range: R) -> Option<Sge> {
@@ -431,6 +438,30 @@ impl RawMemoryRegion {
     pub fn is_empty(&self) -> bool {
         self.region.is_empty()
     }
+
+    /// [`RawMemoryRegion::rereg`] that may also grant access flags beyond those the region was
+    /// registered with (remote write to memory registered for remote reads only, say).
+    ///
+    /// # Safety
+    /// [`Registration::raw`]'s contract, for the new access flags: with any write access, the
+    /// range must stay writable and hold nothing a written byte would make invalid, until the
+    /// region has been dropped.
+    #[allow(unsafe_code)] // The contract is the caller's, passed on to the driver's.
+    pub unsafe fn rereg_unchecked(
+        &mut self,
+        pd: Option<&ProtectionDomain<'_>>,
+        access: Option<ibv_access_flags>,
+    ) -> io::Result<()> {
+        // SAFETY: this function's contract, which is the driver's.
+        unsafe {
+            self.region
+                .rereg_unchecked(pd.map(|p| &p.inner.pd), access.map(|a| a.0))
+        }?;
+        if let Some(pd) = pd {
+            self.pd = Arc::clone(&pd.inner);
+        }
+        Ok(())
+    }
 }
 
 /// The scatter entry for `range` (in elements) of `region`, at its IOVA.
@@ -438,8 +469,9 @@ fn sge_of<T, R: MrRange>(region: &Region<'_, T>, range: R) -> Option<Sge> {
     let (start, end) = range.bounds(region.len())?;
     let size = std::mem::size_of::<T>();
     let length = u32::try_from((end - start).checked_mul(size)?).ok()?;
+    let offset = u64::try_from(start.checked_mul(size)?).ok()?;
     Some(Sge {
-        addr: region.iova() + (start * size) as u64,
+        addr: region.iova().checked_add(offset)?,
         length,
         lkey: region.mr().keys().lkey,
     })
@@ -534,14 +566,38 @@ impl Registration {
         })
     }
 
+    /// Registers `buf`, a slice the caller lends, runs `f` with the region and deregisters it
+    /// before returning `f`'s result, also when `f` panics ([`ProtectionDomain::with_slice`]). An
+    /// empty slice, or one of zero-sized elements, is an error, and `f` is not called.
+    #[allow(unsafe_code)] // The region never leaves this frame; see the SAFETY comment.
+    pub fn with_slice<'a, T: FromBytes + IntoBytes + Copy, R>(
+        self,
+        buf: &'a mut [T],
+        f: impl FnOnce(&mut BorrowedMemoryRegion<'a, T>) -> R,
+    ) -> io::Result<R> {
+        // SAFETY: the region is this frame's local: `f` gets it by `&mut` and so cannot move it
+        // out (only swap it with another region of the same lifetime, which then is the one this
+        // frame drops: every region's owner still drops it before `'a` ends), and the frame drops
+        // it before returning, on unwinding too, while `buf` is still borrowed.
+        let mut region = unsafe { self.slice(buf) }?;
+        Ok(f(&mut region))
+    }
+
     /// Registers a slice the caller lends for the region's lifetime. An empty slice, or one of
-    /// zero-sized elements, is an error.
-    pub fn slice<T: FromBytes + IntoBytes + Copy>(
+    /// zero-sized elements, is an error. [`Registration::with_slice`] is the safe form.
+    ///
+    /// # Safety
+    /// The region must be dropped before the borrow of `buf` ends
+    /// ([`ProtectionDomain::register_slice`]).
+    #[allow(unsafe_code)] // The contract is the caller's, passed on to the driver's.
+    pub unsafe fn slice<T: FromBytes + IntoBytes + Copy>(
         self,
         buf: &mut [T],
     ) -> io::Result<BorrowedMemoryRegion<'_, T>> {
+        // SAFETY: this function's contract, which is the driver's.
+        let region = unsafe { Region::register_slice(&self.pd.pd, buf, self.access.0, self.iova) }?;
         Ok(BorrowedMemoryRegion {
-            region: Region::register_slice(&self.pd.pd, buf, self.access.0, self.iova)?,
+            region,
             pd: self.pd,
         })
     }

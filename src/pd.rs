@@ -116,15 +116,56 @@ impl<'ctx> ProtectionDomain<'ctx> {
         self.registration(access).vec(data)
     }
 
-    /// Registers a slice the caller lends, with `access`, for as long as the region lives: memory
-    /// the program already has, registered in place (see [`BorrowedMemoryRegion`]). An empty slice
+    /// Registers `buf`, a slice the caller lends, with `access`, runs `f` with the region, and
+    /// deregisters it before returning `f`'s result (also when `f` panics): memory the program
+    /// already has, registered in place for a scope (see [`BorrowedMemoryRegion`]). An empty
+    /// slice is an error, and `f` is not called.
+    ///
+    /// The region lives in this function's frame, not the caller's, so it cannot be leaked with
+    /// the slice returned to its owner while the device can still reach it (the flaw of the
+    /// pre-1.0 `thread::scoped`, which `std::thread::scope` fixed the same way). Should the kernel
+    /// refuse to deregister, the process aborts rather than hand the slice back.
+    ///
+    /// ```no_run
+    /// # fn main() -> std::io::Result<()> {
+    /// use uverbs::ibv_access_flags as A;
+    /// let ctx = uverbs::devices()?.iter().next().expect("a device").open()?;
+    /// let pd = ctx.alloc_pd()?;
+    /// let mut pool = vec![0u8; 1 << 20];
+    /// let rkey = pd.with_slice(&mut pool[..], A::IBV_ACCESS_LOCAL_WRITE, |region| {
+    ///     // Post work requests naming `region.sge(..)`, wait for their completions...
+    ///     region.rkey()
+    /// })?;
+    /// // Deregistered: `pool` is the program's alone again, and `rkey` reaches nothing.
+    /// # let _ = rkey;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_slice<'a, T: FromBytes + IntoBytes + Copy, R>(
+        &self,
+        buf: &'a mut [T],
+        access: ibv_access_flags,
+        f: impl FnOnce(&mut BorrowedMemoryRegion<'a, T>) -> R,
+    ) -> io::Result<R> {
+        self.registration(access).with_slice(buf, f)
+    }
+
+    /// Registers a slice the caller lends, with `access`, for as long as the region lives (see
+    /// [`BorrowedMemoryRegion`]). [`ProtectionDomain::with_slice`] is the safe form. An empty slice
     /// is an error.
-    pub fn register_slice<'a, T: FromBytes + IntoBytes + Copy>(
+    ///
+    /// # Safety
+    /// The region must be dropped before the borrow of `buf` ends: leaking it
+    /// (`std::mem::forget`, `ManuallyDrop`, `Box::leak`, an `Rc` cycle, all safe) ends the borrow
+    /// with the slice still registered, and the device then writes (for a peer, or a receive)
+    /// whatever the memory holds next, a freed and reused allocation included.
+    #[allow(unsafe_code)] // The contract is the caller's; see `Registration::slice`.
+    pub unsafe fn register_slice<'a, T: FromBytes + IntoBytes + Copy>(
         &self,
         buf: &'a mut [T],
         access: ibv_access_flags,
     ) -> io::Result<BorrowedMemoryRegion<'a, T>> {
-        self.registration(access).slice(buf)
+        // SAFETY: this function's contract.
+        unsafe { self.registration(access).slice(buf) }
     }
 
     /// Registers a memory mapping as `T`s, with `access`; the region owns the mapping (huge

@@ -409,3 +409,193 @@ mod model {
             .unwrap();
     }
 }
+
+// Third pass (issue 26): F17 (a lent slice's region leaked while registered), F18 (a safe `rereg`
+// widening `register_raw`'s contract), F19 (IOVA ranges past the end of the address space).
+
+/// F17: a lent slice is registered only inside `with_slice`'s frame. Its region could be leaked
+/// (`mem::forget`) while registered, the slice freed and reused, and a peer's RDMA WRITE through
+/// the old rkey landed in a fresh `String` (reproduced on the model; the leak no longer compiles
+/// without `unsafe`, `tests/compile_fail/unsound/forgotten_lent_region.rs`). Whether `f` returns
+/// or panics, the region is deregistered when `with_slice` is done: a peer's write through its
+/// rkey then completes in error and the slice keeps its bytes.
+#[test]
+fn a_lent_slice_is_deregistered_when_with_slice_returns_or_unwinds() {
+    let _serial = serial();
+    let Some(dev) = any_device("a_lent_slice_is_deregistered_when_with_slice_returns_or_unwinds")
+    else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    const LEN: usize = 16384;
+    let mut tx = pd.allocate::<u8>(4096).unwrap();
+    tx.fill(0xff);
+    for (wr_id, unwind) in [(10, false), (20, true)] {
+        // A fresh pair each time: the refused write moves the writer's queue pair to error.
+        let (owner, peer) = rc_pair(&pd, &cq);
+        let mut buf = vec![b'a'; LEN];
+        let mut remote = None;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pd.with_slice(
+                &mut buf[..],
+                A::IBV_ACCESS_LOCAL_WRITE | A::IBV_ACCESS_REMOTE_WRITE,
+                |r| {
+                    remote = Some(r.remote());
+                    // While the region lives, the peer reaches the slice.
+                    post(
+                        &peer,
+                        &[SendRequest::rdma_write(
+                            wr_id,
+                            &[tx.sge(..8).unwrap()],
+                            r.remote(),
+                        )],
+                    );
+                    let w = wait(&cq, wr_id);
+                    assert!(
+                        w.is_valid(),
+                        "a write into the live region: {:?}",
+                        w.error()
+                    );
+                    assert_eq!(r.read_volatile(0), Some(0xff));
+                    if unwind {
+                        panic!("the closure unwinds");
+                    }
+                },
+            )
+        }));
+        assert_eq!(result.is_err(), unwind);
+        assert_eq!(&buf[..8], &[0xff; 8]);
+        buf[..8].fill(b'a');
+        let remote = remote.unwrap();
+        post(
+            &peer,
+            &[SendRequest::rdma_write(
+                wr_id + 1,
+                &[tx.sge(..).unwrap()],
+                remote,
+            )],
+        );
+        let w = wait(&cq, wr_id + 1);
+        assert!(
+            !w.is_valid(),
+            "a peer's write through the rkey of a region with_slice has deregistered succeeded \
+             (unwound: {unwind})"
+        );
+        assert!(
+            buf.iter().all(|&b| b == b'a'),
+            "a peer wrote into the slice after with_slice returned (unwound: {unwind})"
+        );
+        drop((owner, peer));
+    }
+}
+
+/// F18: `rereg` on a `RawMemoryRegion` is safe, and gave memory registered for remote reads only
+/// (all `register_raw`'s caller vouched for) remote write access, so a peer could write a `String`
+/// that the program had exposed for reading (reproduced on the model: invalid UTF-8). A safe
+/// `rereg` now grants no access flag the region was not registered with; narrowing and widening
+/// back are fine, and `rereg_unchecked` (unsafe, `register_raw`'s contract) grants more.
+#[test]
+fn a_raw_region_rereg_cannot_widen_its_access() {
+    let _serial = serial();
+    let Some(dev) = any_device("a_raw_region_rereg_cannot_widen_its_access") else {
+        return;
+    };
+    let ctx = dev.open();
+    let pd = ctx.alloc_pd().unwrap();
+    let text = String::from("read me, never write me");
+    let read = A::IBV_ACCESS_REMOTE_READ;
+    // SAFETY: `text` outlives the region and is only read meanwhile, which remote reads allow.
+    let mut raw = unsafe { pd.register_raw(text.as_ptr().cast_mut(), text.len(), read) }.unwrap();
+    let err = raw
+        .rereg(
+            None,
+            Some(A::IBV_ACCESS_LOCAL_WRITE | A::IBV_ACCESS_REMOTE_WRITE | read),
+        )
+        .unwrap_err();
+    match err.uverbs_error() {
+        Some(Error::InvalidArgument {
+            verb: Verb::ReregMr,
+            what,
+        }) => assert!(what.contains("beyond"), "{what}"),
+        other => panic!("a widening rereg of raw memory: {other:?} ({err})"),
+    }
+    assert_eq!(raw.access(), read, "the refused rereg changed the region");
+    // Narrowing, and widening back to what was vouched for, stay safe (where the device can
+    // rereg at all: rxe answers Unsupported).
+    match raw.rereg(None, Some(A(0))) {
+        Ok(()) => {
+            assert_eq!(raw.access(), A(0));
+            raw.rereg(None, Some(read)).unwrap();
+            assert_eq!(raw.access(), read);
+        }
+        Err(e) => assert!(
+            !dev.is_mlx5() && matches!(e.uverbs_error(), Some(Error::Unsupported { .. })),
+            "narrowing a raw region: {e}"
+        ),
+    }
+    drop(raw);
+    assert_eq!(text, "read me, never write me");
+}
+
+/// F19: an IOVA whose range passes the end of the 64-bit address space was accepted, and then
+/// `sge(4096..)` overflowed (a panic in debug builds, a wrapped address in release); the same for
+/// a dma-buf's IOVA. Both are refused when registering, naming the range.
+#[test]
+fn an_iova_range_past_the_end_of_the_address_space_is_refused() {
+    let _serial = serial();
+    let Some(dev) = any_device("an_iova_range_past_the_end_of_the_address_space_is_refused") else {
+        return;
+    };
+    let ctx = dev.open();
+    let pd = ctx.alloc_pd().unwrap();
+    let rw = A::IBV_ACCESS_LOCAL_WRITE;
+    let map = uverbs::memmap2::MmapMut::map_anon(8192).unwrap();
+    let r = pd
+        .registration(rw)
+        .iova(uverbs::Iova::At(0xffff_ffff_ffff_f000))
+        .mapping::<u8>(map);
+    match r {
+        Err(e) => match e.uverbs_error() {
+            Some(Error::InvalidArgument {
+                verb: Verb::RegMr,
+                what,
+            }) => assert!(what.contains("end of the 64-bit address space"), "{what}"),
+            other => panic!("an IOVA range past 2^64: {other:?} ({e})"),
+        },
+        Ok(mr) => panic!(
+            "8 KiB at IOVA {:#x} registered; sge(4096..) = {:?}",
+            mr.iova(),
+            mr.sge(4096..)
+        ),
+    }
+    // The last page of the address space, exactly, is fine as far as this check goes (the kernel
+    // may still refuse it); one that ends before 2^64 leaves every entry in range.
+    let map = uverbs::memmap2::MmapMut::map_anon(4096).unwrap();
+    if let Ok(mr) = pd
+        .registration(rw)
+        .iova(uverbs::Iova::At(0xffff_ffff_ffff_e000))
+        .mapping::<u8>(map)
+    {
+        assert_eq!(mr.sge(4095..).unwrap().addr, 0xffff_ffff_ffff_efff);
+    }
+    // A dma-buf: refused before the kernel looks at the descriptor.
+    let file = std::fs::File::open("/dev/null").unwrap();
+    let e = pd
+        .register_dmabuf(
+            std::os::fd::AsFd::as_fd(&file),
+            0,
+            8192,
+            0xffff_ffff_ffff_f000,
+            rw,
+        )
+        .unwrap_err();
+    match e.uverbs_error() {
+        Some(Error::InvalidArgument {
+            verb: Verb::RegDmabufMr,
+            what,
+        }) => assert!(what.contains("end of the 64-bit address space"), "{what}"),
+        other => panic!("a dma-buf IOVA range past 2^64: {other:?} ({e})"),
+    }
+}

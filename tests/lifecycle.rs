@@ -392,10 +392,13 @@ fn lifecycle_lent_mapped_and_raw_memory_regions() {
     let (ptr, len) = (buf.as_mut_ptr(), buf.len());
     churn(&dev, "lent memory region", objects(&["mr"]), |i| {
         // SAFETY: `churn` drops each region before it makes the next, so this is the only
-        // borrow of `buf` alive, and `buf` outlives them all.
-        let slice = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
-        pd.register_slice(&mut slice[..4096 + i % 7], access)
-            .unwrap()
+        // borrow of `buf` alive, and `buf` outlives them all; `churn` drops every region it
+        // is given (none is leaked), before `buf` goes.
+        unsafe {
+            let slice = std::slice::from_raw_parts_mut(ptr, len);
+            pd.register_slice(&mut slice[..4096 + i % 7], access)
+        }
+        .unwrap()
     });
     churn(&dev, "raw memory region", objects(&["mr"]), |i| {
         // SAFETY: as above: `buf` outlives every region, and nothing else touches it.

@@ -128,14 +128,14 @@ fn slices_mappings_and_raw_memory_carry_a_peers_writes_and_reads() {
     // gone, and what was there before the registration is what a peer reads.
     let mut buf = pattern(LEN, 99);
     let before = buf.clone();
-    {
-        let region = pd.register_slice(&mut buf[..], rw()).unwrap();
+    pd.with_slice(&mut buf[..], rw(), |region| {
         assert_eq!(region.len(), LEN);
         assert_eq!(region.remote().addr, region.as_ptr() as u64);
         let got = write_then_read(&a, &cq, &mut local, region.remote(), at, &data);
         assert_eq!(got, expected(&before, at, &data), "a lent slice");
         assert_eq!(&region[at..at + data.len()], &data[..]);
-    }
+    })
+    .unwrap();
     assert_eq!(
         buf,
         expected(&before, at, &data),
@@ -410,12 +410,11 @@ fn rereg_changes_a_live_regions_access_and_protection_domain() {
     }
     // Lent slices and raw memory re-register too.
     let mut buf = vec![0u8; 256];
-    let mut lent = pd
-        .register_slice(&mut buf[..], A::IBV_ACCESS_LOCAL_WRITE)
-        .unwrap();
-    lent.rereg(None, Some(rw())).unwrap();
-    assert_eq!(lent.access(), rw());
-    drop(lent);
+    pd.with_slice(&mut buf[..], A::IBV_ACCESS_LOCAL_WRITE, |lent| {
+        lent.rereg(None, Some(rw())).unwrap();
+        assert_eq!(lent.access(), rw());
+    })
+    .unwrap();
     refusals(&dev, &mut target);
 }
 
@@ -441,10 +440,14 @@ fn bad_memory_is_a_typed_error() {
     let pd = ctx.alloc_pd().unwrap();
 
     let mut empty: [u64; 0] = [];
-    let err = pd.register_slice(&mut empty[..], rw()).unwrap_err();
+    let err = pd
+        .with_slice(&mut empty[..], rw(), |_| panic!("called"))
+        .unwrap_err();
     assert_typed(&err, Verb::RegMr, "an empty slice");
     let mut units = [(); 4];
-    let err = pd.register_slice(&mut units[..], rw()).unwrap_err();
+    let err = pd
+        .with_slice(&mut units[..], rw(), |_| panic!("called"))
+        .unwrap_err();
     assert_typed(&err, Verb::RegMr, "zero-sized elements");
 
     // A mapping that is not a whole number of elements.
@@ -496,13 +499,13 @@ fn a_receive_into_a_dropped_lent_region_completes_in_error_and_leaves_the_slice_
     let cq = ctx.create_cq(16, 0).unwrap();
     let (a, b) = connect(&pd, &cq);
     let mut buf = vec![0x11u8; 256];
-    {
-        let region = pd.register_slice(&mut buf[..], rw()).unwrap();
+    pd.with_slice(&mut buf[..], rw(), |region| {
         let sge: [Sge; 1] = [region.sge(..).unwrap()];
         // SAFETY: the entry's memory is deregistered before anything is sent: the device cannot
         // write it (the receive completes in error), which is what this test checks.
         unsafe { b.post_receive_list(&[uverbs::ReceiveRequest::new(7, &sge)]) }.unwrap();
-    }
+    })
+    .unwrap();
     let mut msg = pd.allocate::<u8>(64).unwrap();
     msg.fill(0xee);
     let s = [msg.sge(..).unwrap()];

@@ -4,9 +4,10 @@ fn main() {
     let ctx = uverbs::devices().unwrap().iter().next().unwrap().open().unwrap();
     let pd = ctx.alloc_pd().unwrap();
     let mut buf = vec![0u8; 64];
-    let region = pd
-        .register_slice(&mut buf[..], uverbs::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE)
-        .unwrap();
-    buf[0] = 1;
-    drop(region);
+    let access = uverbs::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE;
+    pd.with_slice(&mut buf[..], access, |region| {
+        buf[0] = 1;
+        region[1] = 2;
+    })
+    .unwrap();
 }

@@ -98,6 +98,7 @@ impl Mr {
                 what: "zero bytes".into(),
             });
         }
+        check_iova_range(iova, len, Verb::RegDmabufMr)?;
         let keys =
             pd.device()
                 .ucontext()
@@ -172,22 +173,42 @@ pub enum Iova {
 }
 
 impl Iova {
-    /// The IOVA for memory at `addr`, or why there is none.
-    fn resolve(self, addr: u64, verb: Verb) -> Result<u64> {
+    /// The IOVA for `bytes` bytes at `addr`, or why there is none: the IOVA must keep the memory's
+    /// offset within its page, and the range it starts must not pass the end of the 64-bit
+    /// address space (every scatter entry and remote address is then `iova + offset` without
+    /// overflow).
+    pub(crate) fn resolve(self, addr: u64, bytes: u64, verb: Verb) -> Result<u64> {
         let page_mask = crate::sys::page_size() as u64 - 1;
-        match self {
-            Iova::Address => Ok(addr),
-            Iova::ZeroBased => Ok(addr & page_mask),
-            Iova::At(iova) if iova & page_mask == addr & page_mask => Ok(iova),
-            Iova::At(iova) => Err(Error::InvalidArgument {
-                verb,
-                what: format!(
-                    "IOVA {iova:#x} lies at another offset within a page than the memory \
-                     ({addr:#x}); they must agree in the low {} bits",
-                    page_mask.count_ones()
-                ),
-            }),
-        }
+        let iova = match self {
+            Iova::Address => addr,
+            Iova::ZeroBased => addr & page_mask,
+            Iova::At(iova) if iova & page_mask == addr & page_mask => iova,
+            Iova::At(iova) => {
+                return Err(Error::InvalidArgument {
+                    verb,
+                    what: format!(
+                        "IOVA {iova:#x} lies at another offset within a page than the memory \
+                         ({addr:#x}); they must agree in the low {} bits",
+                        page_mask.count_ones()
+                    ),
+                })
+            }
+        };
+        check_iova_range(iova, bytes, verb)?;
+        Ok(iova)
+    }
+}
+
+/// Refuses a range of `bytes` bytes at IOVA `iova` that passes the end of the 64-bit address space.
+pub(crate) fn check_iova_range(iova: u64, bytes: u64, verb: Verb) -> Result<()> {
+    match iova.checked_add(bytes) {
+        Some(_) => Ok(()),
+        None => Err(Error::InvalidArgument {
+            verb,
+            what: format!(
+                "{bytes} bytes at IOVA {iova:#x} pass the end of the 64-bit address space"
+            ),
+        }),
     }
 }
 
@@ -205,6 +226,11 @@ pub struct Region<'a, T> {
     len: usize,
     iova: u64,
     access: u32,
+    /// The access flags [`Region::rereg`] may grant: all for memory the region owns or borrows
+    /// exclusively; for memory registered under an `unsafe` contract
+    /// ([`Region::register_foreign`]), those its caller vouched for, as a safe call must not widen
+    /// what an `unsafe` one was promised.
+    ceiling: u32,
     mr: Arc<Mr>,
     /// The memory's owner, handed to the registration when the region goes.
     backing: Option<Backing>,
@@ -223,9 +249,18 @@ unsafe impl<T: Sync> Sync for Region<'_, T> {}
 impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
     /// `REG_MR` of `buf`'s elements, lent for `'a`, in `pd` with `IB_UVERBS_ACCESS_*` flags
     /// `access`, seen by the device at `iova`. An empty slice, or one of zero-sized elements, is
-    /// refused. The region deregisters when dropped, before the borrow ends, and aborts the
-    /// process if the kernel refuses ([`Backing::Foreign`]).
-    pub fn register_slice(
+    /// refused. The region deregisters when dropped, and aborts the process if the kernel refuses
+    /// ([`Backing::Foreign`]).
+    ///
+    /// # Safety
+    /// The region must be dropped before `'a` ends. The borrow checker ends the borrow when the
+    /// region's *lifetime* ends, not when its destructor runs, and leaking a value is safe
+    /// (`std::mem::forget`, `ManuallyDrop`, `Box::leak`, an `Rc` cycle): a region leaked while
+    /// registered would let the device write the slice after its owner has it back (freed and
+    /// handed out again, a peer's RDMA WRITE lands in whatever lives there). The caller must make
+    /// sure the destructor runs, as `uverbs::ProtectionDomain::with_slice` does by keeping the
+    /// region in its own frame.
+    pub unsafe fn register_slice(
         pd: &Arc<Pd>,
         buf: &'a mut [T],
         access: u32,
@@ -234,7 +269,9 @@ impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
         let elements = NonNull::from(&mut *buf).cast::<T>();
         // SAFETY: the slice is aligned and valid for reads and writes of its elements, and
         // exclusively borrowed for `'a`, which the region carries: nothing else reaches the
-        // elements until the region is dropped, and the drop deregisters (or aborts) first.
+        // elements until the region is dropped, and the caller promises the drop (which
+        // deregisters, or aborts) comes before `'a` ends. Nothing else holds the registration
+        // (`Region::shared_mr` refuses foreign memory), so the drop deregisters at once.
         unsafe { Self::new(pd, elements, buf.len(), Backing::Foreign, access, iova) }
     }
 }
@@ -353,7 +390,9 @@ impl<T: FromBytes + IntoBytes + Copy> Region<'static, T> {
         iova: Iova,
     ) -> Result<Region<'static, T>> {
         // SAFETY: this function's contract.
-        unsafe { Self::new(pd, elements, len, Backing::Foreign, access, iova) }
+        let mut region = unsafe { Self::new(pd, elements, len, Backing::Foreign, access, iova) }?;
+        region.ceiling = access;
+        Ok(region)
     }
 }
 
@@ -375,7 +414,7 @@ impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
             .filter(|&b| b != 0)
             .ok_or_else(empty)?;
         let addr = elements.as_ptr() as u64;
-        let iova = iova.resolve(addr, Verb::RegMr)?;
+        let iova = iova.resolve(addr, bytes as u64, Verb::RegMr)?;
         // SAFETY: the range is the region's elements, which stay where they are (this function's
         // contract) until the registration is dropped: the region hands `backing` to the `Mr`,
         // which gives the memory back only after `dereg_mr` succeeded and abandons it otherwise
@@ -394,6 +433,7 @@ impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
             len,
             iova,
             access,
+            ceiling: u32::MAX,
             mr: Arc::new(Mr {
                 pd: Arc::clone(pd),
                 keys,
@@ -430,10 +470,22 @@ fn empty() -> Error {
 }
 
 impl<T> Region<'_, T> {
-    /// The registration.
+    /// The registration (its keys and protection domain).
     #[inline]
-    pub fn mr(&self) -> &Arc<Mr> {
+    pub fn mr(&self) -> &Mr {
         &self.mr
+    }
+
+    /// The registration, shared, for what must keep it after the region is gone (a memory window
+    /// bound to the region): only for memory the region owns (a vector, a mapping), which the
+    /// registration then keeps until the kernel lets go of it. `None` for memory the region does
+    /// not own (a lent slice, raw memory): that goes back to its owner when the region is
+    /// dropped, so nothing may keep the registration past the drop.
+    pub fn shared_mr(&self) -> Option<&Arc<Mr>> {
+        match self.backing {
+            Some(Backing::Heap(_) | Backing::Mapping(_)) => Some(&self.mr),
+            Some(Backing::Foreign) | None => None,
+        }
     }
 
     /// The elements.
@@ -485,9 +537,43 @@ impl<T> Region<'_, T> {
     /// `REREG_MR` without a change of memory: moves the region to protection domain `pd` and/or
     /// changes its access flags to `access` (`None`: unchanged). The keys may change.
     ///
-    /// Refused (`InvalidArgument`) with neither change, or while something else holds the
-    /// registration (a memory window bound to the region).
+    /// Refused (`InvalidArgument`) with neither change, while something else holds the
+    /// registration (a memory window bound to the region), and for access flags beyond those the
+    /// creator of a region over foreign memory vouched for ([`Region::register_foreign`]'s
+    /// `access`; [`Region::rereg_unchecked`] grants more under the same contract).
     pub fn rereg(&mut self, pd: Option<&Arc<Pd>>, access: Option<u32>) -> Result<()> {
+        if let Some(a) = access {
+            let beyond = a & !self.ceiling;
+            if beyond != 0 {
+                return Err(Error::InvalidArgument {
+                    verb: Verb::ReregMr,
+                    what: format!(
+                        "access flags {beyond:#x} beyond those the region over foreign memory was \
+                         registered with ({:#x}): granting them is unsafe (rereg_unchecked)",
+                        self.ceiling
+                    ),
+                });
+            }
+        }
+        // SAFETY: the new access is within `ceiling`, what the region's creator vouched for (all
+        // of it for memory the region owns or borrows exclusively, whose `T: FromBytes +
+        // IntoBytes` admits any device access).
+        unsafe { self.rereg_unchecked(pd, access) }
+    }
+
+    /// [`Region::rereg`] without the check of `access` against what the region's creator vouched
+    /// for.
+    ///
+    /// # Safety
+    /// For a region over foreign memory ([`Region::register_foreign`]), that function's contract
+    /// must hold for the new access flags as it did for the old: the memory stays allocated,
+    /// mapped (writable, for any write access) and untouched by anything the device's accesses
+    /// would make undefined until the region has been dropped.
+    pub unsafe fn rereg_unchecked(
+        &mut self,
+        pd: Option<&Arc<Pd>>,
+        access: Option<u32>,
+    ) -> Result<()> {
         let bad = |what: &str| Error::InvalidArgument {
             verb: Verb::ReregMr,
             what: what.into(),
@@ -512,7 +598,8 @@ impl<T> Region<'_, T> {
         }
         let new_access = access.unwrap_or(self.access);
         // SAFETY: no translation change (no `IB_MR_REREG_TRANS`): the kernel keeps the memory the
-        // region registered, which stays as `new`'s contract keeps it.
+        // region registered, which stays as `new`'s contract keeps it; the new access is one the
+        // memory's owner vouched for (this function's contract).
         let (lkey, rkey) = unsafe {
             mr.pd.device().ucontext().rereg_mr(
                 mr.keys.handle,
@@ -528,6 +615,7 @@ impl<T> Region<'_, T> {
         mr.keys.rkey = rkey;
         mr.pd = Arc::clone(new_pd);
         self.access = new_access;
+        self.ceiling |= new_access;
         Ok(())
     }
 
