@@ -1,24 +1,24 @@
 //! rxe completion queues: the kernel writes `struct ib_uverbs_wc` records into a shared ring and we
 //! read them without a system call.
 
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use super::queue::Queue;
+use super::rings::RingHistory;
 use crate::backend::{CqBackend, CqInit};
 use crate::error::{Result, Verb};
-use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wc::WorkCompletion;
 
 /// An rxe completion queue.
 ///
 /// `RESIZE_CQ` gives it a new ring (the kernel copies the waiting completions over), so the ring
-/// is reached through `current`. A poller may have loaded the old pointer just before a resize and
-/// still look at that ring's indices in its lock-free emptiness check, so a replaced ring stays
+/// is reached through a [`RingHistory`]. A poller may have loaded the old ring just before a
+/// resize and still look at its indices in its lock-free emptiness check, so a replaced ring stays
 /// mapped until the CQ is destroyed (the kernel no longer writes it): each resize keeps one more
 /// mapping, which `resize`'s callers are told.
 #[derive(Debug)]
@@ -26,13 +26,9 @@ pub struct RxeCq {
     ctx: Arc<Ucontext>,
     handle: u32,
     entries: AtomicU32,
-    /// The ring the kernel fills: the last of `rings`.
-    current: AtomicPtr<Queue>,
-    /// Serialises consumers (the consumer index is ours alone, and two pollers must not hand out
-    /// the same completion) and resizes; holds every ring the CQ has had, the current one last.
-    /// Boxed: `current` points at a ring, which must not move when the vector grows.
-    #[allow(clippy::vec_box)]
-    rings: SpinMutex<Vec<Box<Queue>>>,
+    /// Every ring the CQ has had, the current one last; its lock serialises consumers (the
+    /// consumer index is ours alone, and two pollers must not hand out the same completion).
+    rings: RingHistory<Queue>,
 }
 
 impl RxeCq {
@@ -57,22 +53,18 @@ impl RxeCq {
             }
         };
         let entries = entries.min(queue.capacity());
-        let mut queue = Box::new(queue);
         Ok(RxeCq {
             ctx: Arc::clone(ctx),
             handle,
             entries: AtomicU32::new(entries),
-            current: AtomicPtr::new(&mut *queue),
-            rings: SpinMutex::new(vec![queue]),
+            rings: RingHistory::new(queue),
         })
     }
 
     /// The ring the kernel fills now.
     #[inline]
     fn queue(&self) -> &Queue {
-        // SAFETY: `current` always points into a box of `rings`, which are dropped only with
-        // `self` (a resize adds one, never removes one); the box's contents never move.
-        unsafe { &*self.current.load(Ordering::Acquire) }
+        self.rings.current()
     }
 
     /// The kernel's handle.
@@ -89,25 +81,22 @@ impl RxeCq {
     /// completions into it and hands it out to map; returns its capacity. Serialised with pollers.
     /// The old ring stays mapped until the CQ is destroyed (see [`RxeCq`]).
     pub fn resize(&self, cqe: u32) -> Result<u32> {
-        let mut rings = self.rings.lock();
-        let mut resp = uapi::rxe_resize_cq_resp::new_zeroed();
-        // SAFETY: no driver request: the command names no memory of ours but `resp`.
-        let granted = unsafe {
-            self.ctx
-                .resize_cq(self.handle, cqe, &[], resp.as_mut_bytes())
-        }?;
-        let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();
-        // If this fails, the kernel fills a ring we could not map and this CQ completes nothing
-        // more; the error says why.
-        let mut queue = Box::new(Queue::map(
-            self.ctx.channel(),
-            &resp.mi,
-            wc_size,
-            Verb::ResizeCq,
-        )?);
+        let mut granted = 0;
+        // The system calls are made with no poller lock held; pollers find the queue empty
+        // meanwhile (the kernel is moving its completions), and resizes are serialised.
+        let queue = self.rings.replace(|_| {
+            let mut resp = uapi::rxe_resize_cq_resp::new_zeroed();
+            // SAFETY: no driver request: the command names no memory of ours but `resp`.
+            granted = unsafe {
+                self.ctx
+                    .resize_cq(self.handle, cqe, &[], resp.as_mut_bytes())
+            }?;
+            let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();
+            // If this fails, the kernel fills a ring we could not map and this CQ completes
+            // nothing more; the error says why.
+            Queue::map(self.ctx.channel(), &resp.mi, wc_size, Verb::ResizeCq)
+        })?;
         let entries = granted.min(queue.capacity());
-        self.current.store(&mut *queue, Ordering::Release);
-        rings.push(queue);
         self.entries.store(entries, Ordering::Relaxed);
         Ok(entries)
     }
@@ -127,9 +116,11 @@ impl RxeCq {
         if q.own_consumer() == q.load_producer() {
             return 0;
         }
-        let _guard = self.rings.lock();
-        // A resize may have replaced the ring since the check.
-        let q = self.queue();
+        // A resize may have replaced the ring since the check; while one is under way the queue
+        // is empty to pollers.
+        let Some((_guard, q)) = self.rings.lock() else {
+            return 0;
+        };
         let producer = q.load_producer();
         let mut consumer = q.own_consumer();
         let mut n = 0;

@@ -10,6 +10,7 @@ pub mod ah;
 pub mod cq;
 pub mod qp;
 pub mod queue;
+mod rings;
 pub mod srq;
 
 use std::sync::Arc;
