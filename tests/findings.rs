@@ -599,3 +599,55 @@ fn an_iova_range_past_the_end_of_the_address_space_is_refused() {
         other => panic!("a dma-buf IOVA range past 2^64: {other:?} ({e})"),
     }
 }
+
+/// Issue 26 item 11: a CQ keeps the queue its last CQE named, to skip the lookup next time, and
+/// replaces it under the CQ's spin lock; were that the queue's last reference, its rings would be
+/// unmapped there. It is not (a destroyed queue pair cleans its CQs, cache included, while it still
+/// holds itself, and no CQE names it afterwards), and the lookups now assert so in debug builds;
+/// this runs them against queue pairs made, used and destroyed while another thread polls their
+/// CQ without pause. (Checked, not a reproduction: the old code passed it too.)
+#[test]
+fn a_destroyed_queue_pair_is_never_freed_by_a_pollers_cache() {
+    let _serial = serial();
+    let Some(dev) = any_device("a_destroyed_queue_pair_is_never_freed_by_a_pollers_cache") else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(64, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let mut tx = pd.allocate::<u8>(64).unwrap();
+    tx.fill(7);
+    let rounds = if common::long() { 2000 } else { 300 };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let polled = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let poller = s.spawn(|| {
+            let mut buf = [ibv_wc::default(); 8];
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                let n = cq.poll(&mut buf).unwrap().len();
+                polled.fetch_add(n as u64, std::sync::atomic::Ordering::AcqRel);
+            }
+        });
+        for round in 0..rounds {
+            let (a, b) = rc_pair(&pd, &cq);
+            let before = polled.load(std::sync::atomic::Ordering::Acquire);
+            let s = [tx.sge(..).unwrap()];
+            // SAFETY: `tx` outlives the queue pairs; no scatter entries on the receive side.
+            unsafe {
+                b.post_receive_list(&[ReceiveRequest::new(1, &[])]).unwrap();
+                a.post_send_list(&[SendRequest::send(2, &s[..0])]).unwrap();
+            }
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while polled.load(std::sync::atomic::Ordering::Acquire) < before + 2 {
+                assert!(Instant::now() < deadline, "round {round}: no completions");
+                assert!(!poller.is_finished(), "the poller stopped (panicked?)");
+                std::thread::yield_now();
+            }
+            // The last completion has just been polled: the poller's cache holds one of these
+            // queue pairs while they are destroyed.
+            drop((a, b));
+        }
+        done.store(true, std::sync::atomic::Ordering::Release);
+        poller.join().expect("the poller");
+    });
+}

@@ -124,6 +124,7 @@ impl DeviceFile {
     /// As [`verbs_ioctl`].
     #[inline]
     pub unsafe fn ioctl(&self, hdr: *mut ib_uverbs_ioctl_hdr) -> nix::Result<()> {
+        crate::spin::assert_none_held("a uverbs ioctl");
         match self {
             // SAFETY: the caller keeps `verbs_ioctl`'s contract.
             DeviceFile::Kernel(fd) => unsafe { verbs_ioctl(fd.as_fd(), hdr) },
@@ -138,6 +139,7 @@ impl DeviceFile {
     /// As [`write_command`].
     #[inline]
     pub unsafe fn write(&self, cmd: &[u8]) -> nix::Result<usize> {
+        crate::spin::assert_none_held("a uverbs write command");
         match self {
             // SAFETY: the caller keeps `write_command`'s contract.
             DeviceFile::Kernel(fd) => unsafe { write_command(fd.as_fd(), cmd) },
@@ -152,6 +154,7 @@ impl DeviceFile {
     /// callers access the mapping on that assumption); one that is not is `EINVAL`, since
     /// [`ModelFile::mmap`] is safe to implement.
     pub fn mmap(&self, len: usize, offset: u64) -> std::io::Result<memmap2::MmapRaw> {
+        crate::spin::assert_none_held("mmap of a device file");
         match self {
             DeviceFile::Kernel(fd) => map_shared(fd.as_fd(), len, offset),
             DeviceFile::Model(m) => {
@@ -224,6 +227,7 @@ pub unsafe fn write_command(fd: BorrowedFd<'_>, cmd: &[u8]) -> nix::Result<usize
 /// announces, for the duration of the call.
 #[inline]
 pub unsafe fn cm_write(fd: BorrowedFd<'_>, cmd: &[u8]) -> nix::Result<usize> {
+    crate::spin::assert_none_held("an rdma_cm command");
     // The write itself only reads `cmd`; the kernel's accesses through embedded pointers are covered
     // by the caller's contract above.
     nix::unistd::write(fd, cmd)

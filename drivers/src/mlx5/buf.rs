@@ -40,6 +40,7 @@ impl DmaBuf {
     /// A buffer of at least `len` bytes (rounded up to whole pages; at least one page), zeroed.
     /// A failure is an error of `verb`.
     pub fn new(len: usize, verb: Verb) -> Result<DmaBuf> {
+        crate::spin::assert_none_held("mmap of a device buffer");
         let page = crate::sys::page_size();
         let len = len.max(1).div_ceil(page) * page;
         let map = memmap2::MmapOptions::new()
@@ -241,6 +242,13 @@ impl DoorbellRecordWriter for &Dbrec {
     #[inline]
     fn store(&mut self, index: usize, value: U32) {
         Dbrec::store(self, index, value);
+    }
+}
+
+impl Drop for DmaBuf {
+    fn drop(&mut self) {
+        // `munmap(2)` follows (the mapping's own drop): never under a lock of the data path.
+        crate::spin::assert_none_held("munmap of a device buffer");
     }
 }
 

@@ -132,8 +132,18 @@ struct CqState {
     /// The queue the last CQE named, and the resource table's generation when it was looked up:
     /// kept across polls, so that polling one completion at a time does not look the queue up
     /// (a read lock and a reference count) every time. Dropped when the table changes, and when a
-    /// queue pair cleans this CQ out (it is being destroyed or reset).
+    /// queue pair cleans this CQ out (it is being destroyed or reset). Never the last reference to
+    /// its queue: a queue pair destroyed in the kernel cleans its CQs (which drops this) while it
+    /// still holds its own reference, and no CQE names it after that clean, so no poll caches it
+    /// again; an SRQ is cached only for CQEs of its queue pairs, which hold it. So replacing the
+    /// cache under the lock never frees a queue's rings (debug builds assert it).
     cached: Option<(WqKey, Resource, u64)>,
+    /// Set while `RESIZE_CQ` is under way (its system calls are made without this lock): the device
+    /// is moving to the new ring and the waiting completions are copied over after it, so pollers
+    /// take nothing meanwhile.
+    resizing: bool,
+    /// An arm asked for during a resize (`Some(solicited only)`), rung by the resize on the new ring.
+    pending_arm: Option<bool>,
 }
 
 /// What a CQ shares with the queue pairs that complete on it (they clean it out when reset or
@@ -155,10 +165,14 @@ impl CqShared {
     /// the device about the freed entries.
     pub(crate) fn clean(&self, remove: impl FnMut(&Cqe64) -> bool) {
         let mut st = self.lock();
-        st.cached = None;
+        let cached = st.cached.take();
         if st.cq.clean(remove) > 0 {
             st.cq.update_consumer_index(&mut &self.dbrec);
         }
+        drop(st);
+        // Outside the lock: not the last reference (see `CqState::cached`), but a queue's
+        // reference is dropped where no poller waits, on principle.
+        drop(cached);
     }
 }
 
@@ -171,6 +185,9 @@ pub struct Mlx5Cq {
     entries: AtomicU32,
     shared: Arc<CqShared>,
     uars: Arc<Uars>,
+    /// Serialises resizes, whose system calls it is held across (no poller, poster or `Drop`
+    /// takes it: pollers meet a resize through `CqState::resizing`).
+    resize: std::sync::Mutex<()>,
 }
 
 /// The CQ geometry rdma-core uses for a request of `cqe` entries: `ncqe`, a power of two above it.
@@ -247,10 +264,13 @@ impl Mlx5Cq {
                     cq,
                     error: None,
                     cached: None,
+                    resizing: false,
+                    pending_arm: None,
                 }),
                 dbrec,
             }),
             uars,
+            resize: std::sync::Mutex::new(()),
         })
     }
 
@@ -282,30 +302,46 @@ impl Mlx5Cq {
             },
             e => e,
         })?;
-        let mut st = self.shared.lock();
-        if ncqe == st.cq.entries() {
+        let _resize = self.resize.lock().unwrap_or_else(|p| p.into_inner());
+        if ncqe == self.shared.lock().cq.entries() {
             return Ok(self.entries());
         }
+        // The system calls (the new ring's mapping, RESIZE_CQ) are made with no spin lock held:
+        // pollers find the queue empty meanwhile, and an arm waits for the new ring.
         let ring = CqRing::new(ncqe as usize, CQE_SIZE)?;
         let mut cmd = uapi::mlx5_ib_resize_cq::new_zeroed();
         cmd.buf_addr = ring.addr();
         cmd.cqe_size = CQE_SIZE as u16;
+        self.shared.lock().resizing = true;
         // SAFETY: `cmd` names `ring`, allocated here for this CQ's device alone; on success it
         // moves into the poller (and so lives until the CQ is destroyed, or another resize hands it
         // back after the kernel let go of it); on failure the kernel did not keep it.
         let granted = unsafe {
             self.ctx
                 .resize_cq(self.handle, ncqe - 1, cmd.as_bytes(), &mut [])
-        }?;
-        st.cached = None;
-        let moved = st.cq.resize(ring, ncqe);
-        // The consumer index stepped over the resize CQE: tell the device.
-        st.cq.update_consumer_index(&mut &self.shared.dbrec);
-        self.entries.store(granted, Ordering::Relaxed);
-        // The old ring (dropped here, or with the error) is no longer the kernel's: it released it
-        // when it answered.
-        moved.map(drop)?;
-        Ok(granted)
+        };
+        let mut st = self.shared.lock();
+        st.resizing = false;
+        let (old, cached, moved) = match granted {
+            Ok(granted) => {
+                let cached = st.cached.take();
+                let (old, moved) = st.cq.resize(ring, ncqe);
+                // The consumer index stepped over the resize CQE: tell the device.
+                st.cq.update_consumer_index(&mut &self.shared.dbrec);
+                self.entries.store(granted, Ordering::Relaxed);
+                (old, cached, moved.map(|()| granted))
+            }
+            // The kernel kept the old ring; the new one goes.
+            Err(e) => (ring, None, Err(e)),
+        };
+        if let Some(solicited) = st.pending_arm.take() {
+            self.arm(&st, solicited);
+        }
+        drop(st);
+        // The old ring (or the refused new one) and the cached queue are freed with no lock held:
+        // the kernel let go of the ring when it answered.
+        drop((old, cached));
+        moved
     }
 
     pub(crate) fn shared(&self) -> &Arc<CqShared> {
@@ -341,6 +377,10 @@ impl Mlx5Cq {
         let m = &self.m;
         let mut guard = self.shared.lock();
         let st = &mut *guard;
+        if st.resizing {
+            // The device is moving to a new ring: nothing to take until the resize is done.
+            return Ok(0);
+        }
         if let Some(e) = st.error.take() {
             return Err(e);
         }
@@ -384,7 +424,17 @@ impl Mlx5Cq {
     /// completion event on its channel. No system call: the arm word goes into the doorbell record
     /// and the arm doorbell to UAR page 0 (rdma-core's `mlx5_arm_cq`).
     pub fn req_notify(&self, solicited: bool) {
-        let st = self.shared.lock();
+        let mut st = self.shared.lock();
+        if st.resizing {
+            // The resize arms the new ring when it is done (for any completion if either asked).
+            st.pending_arm = Some(st.pending_arm.unwrap_or(true) && solicited);
+            return;
+        }
+        self.arm(&st, solicited);
+    }
+
+    /// Rings the arm doorbell, under the CQ's lock (`st`).
+    fn arm(&self, st: &CqState, solicited: bool) {
         // SAFETY: `arm` stores one 64-bit arm doorbell for this CQ, which this value owns, and the
         // writer lives for this statement, while `self.uars` keeps the page mapped.
         let mut uar = unsafe { self.uars.cq_uar() };
@@ -463,7 +513,13 @@ impl Resolver<'_> {
         let hit = matches!(self.cached, Some((k, _, g)) if *k == key && *g == self.generation);
         if !hit {
             let r = self.table.lookup(key)?;
-            *self.cached = Some((key, r, self.generation));
+            let old = self.cached.replace((key, r, self.generation));
+            // Dropped under the CQ's lock, so it must not be the last reference to its queue
+            // (whose rings would be unmapped here): see `CqState::cached`.
+            debug_assert!(
+                old.as_ref().is_none_or(|(_, r, _)| r.is_shared()),
+                "the CQ's cache held the last reference to a destroyed queue"
+            );
         }
         self.cached.as_ref().map(|(_, r, _)| r)
     }

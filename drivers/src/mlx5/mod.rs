@@ -211,6 +211,15 @@ pub(crate) enum Resource {
 }
 
 impl Resource {
+    /// Whether something else holds the queue too (its owner, the table): dropping this
+    /// reference then frees nothing.
+    pub(crate) fn is_shared(&self) -> bool {
+        match self {
+            Resource::Qp(q) => Arc::strong_count(q) > 1,
+            Resource::Srq(q) => Arc::strong_count(q) > 1,
+        }
+    }
+
     /// Whether `self` and `other` are the same queue (not merely the same number).
     fn same(&self, other: &Resource) -> bool {
         match (self, other) {

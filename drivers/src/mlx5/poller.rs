@@ -599,8 +599,9 @@ impl<B: CqeMemory> CqPoller<B> {
     ///
     /// `buf` must be initialised as [`CqPoller::new`] requires, with entries of the same size. A
     /// ring without the resize CQE where it must be is an [`Error::Protocol`]: the copy stops
-    /// there, and the poller moves to the new ring anyway (the device writes only there now).
-    pub fn resize(&mut self, buf: B, ncqe: u32) -> Result<B> {
+    /// there, and the poller moves to the new ring anyway (the device writes only there now). The
+    /// old ring comes back either way, for the caller to free outside its lock.
+    pub fn resize(&mut self, buf: B, ncqe: u32) -> (B, Result<()>) {
         let old_n = self.ncqe;
         let old = std::mem::replace(&mut self.buf, buf);
         let old_offset = |i: u32| (i & (old_n - 1)) as usize * self.entry_size;
@@ -643,7 +644,7 @@ impl<B: CqeMemory> CqPoller<B> {
         }
         self.ncqe = ncqe;
         self.ci = self.ci.wrapping_add(1);
-        result.map(|()| old)
+        (old, result)
     }
 
     /// Counts a completion event read from the completion channel, so the next arm carries the
@@ -725,7 +726,8 @@ mod tests {
             produce(&mut cq, 9, resize_cqe());
             let mut new = vec![0u8; 16 * size];
             init_buffer(&mut new, size);
-            let old = cq.resize(new, 16).unwrap();
+            let (old, moved) = cq.resize(new, 16);
+            moved.unwrap();
             assert_eq!(old.len(), 4 * size);
             assert_eq!((cq.entries(), cq.consumer_index()), (16, 7));
             // The device goes on at 10 in the new ring.
@@ -779,7 +781,9 @@ mod tests {
         produce(&mut cq, 0, req_cqe(0x51, opcode::SEND, 1));
         let mut new = vec![0u8; 8 * 64];
         init_buffer(&mut new, 64);
-        match cq.resize(new, 8) {
+        let (old, moved) = cq.resize(new, 8);
+        assert_eq!(old.len(), 4 * 64, "the old ring comes back with the error");
+        match moved {
             Err(Error::Protocol {
                 verb: Verb::ResizeCq,
                 ..
@@ -796,7 +800,7 @@ mod tests {
         let mut new = vec![0u8; 2 * 64];
         init_buffer(&mut new, 64);
         assert!(matches!(
-            cq.resize(new, 2),
+            cq.resize(new, 2).1,
             Err(Error::Protocol {
                 verb: Verb::ResizeCq,
                 ..
