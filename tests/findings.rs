@@ -411,7 +411,7 @@ mod model {
 }
 
 // Third pass (issue 26): F17 (a lent slice's region leaked while registered), F18 (a safe `rereg`
-// widening `register_raw`'s contract), F19 (IOVA ranges past the end of the address space).
+// widening `register_raw`'s contract), F21 (IOVA ranges past the end of the address space).
 
 /// F17: a lent slice is registered only inside `with_slice`'s frame. Its region could be leaked
 /// (`mem::forget`) while registered, the slice freed and reused, and a peer's RDMA WRITE through
@@ -539,7 +539,7 @@ fn a_raw_region_rereg_cannot_widen_its_access() {
     assert_eq!(text, "read me, never write me");
 }
 
-/// F19: an IOVA whose range passes the end of the 64-bit address space was accepted, and then
+/// F21: an IOVA whose range passes the end of the 64-bit address space was accepted, and then
 /// `sge(4096..)` overflowed (a panic in debug builds, a wrapped address in release); the same for
 /// a dma-buf's IOVA. Both are refused when registering, naming the range.
 #[test]
