@@ -17,7 +17,7 @@ use crate::wc::WorkCompletion;
 /// An rxe completion queue.
 ///
 /// `RESIZE_CQ` gives it a new ring (the kernel copies the waiting completions over), so the ring
-/// is reached through a [`RingHistory`]. A poller may have loaded the old ring just before a
+/// is reached through a `RingHistory` (`rxe::rings`). A poller may have loaded the old ring just before a
 /// resize and still look at its indices in its lock-free emptiness check, so a replaced ring stays
 /// mapped until the CQ is destroyed (the kernel no longer writes it): each resize keeps one more
 /// mapping, which `resize`'s callers are told.
