@@ -153,6 +153,11 @@ pub(crate) struct CqShared {
     cqn: u32,
     state: SpinMutex<CqState>,
     dbrec: super::buf::Dbrec,
+    /// Serialises resizes, whose system calls it is held across, with cleans (a queue pair's
+    /// destroy or reset), which must not touch the old ring while the device is moving to the new
+    /// one (rdma-core holds the CQ's spin lock across both). No poller takes it: pollers meet a
+    /// resize through `CqState::resizing`.
+    resize: std::sync::Mutex<()>,
 }
 
 impl CqShared {
@@ -164,6 +169,9 @@ impl CqShared {
     /// Removes the CQEs `remove` selects (a queue pair's, when it is reset or destroyed) and tells
     /// the device about the freed entries.
     pub(crate) fn clean(&self, remove: impl FnMut(&Cqe64) -> bool) {
+        // Waits for a resize in progress (F30): the old ring holds the resize CQE the copy needs,
+        // and the device is moving to the new ring.
+        let _resize = self.resize.lock().unwrap_or_else(|p| p.into_inner());
         let mut st = self.lock();
         let cached = st.cached.take();
         if st.cq.clean(remove) > 0 {
@@ -185,9 +193,6 @@ pub struct Mlx5Cq {
     entries: AtomicU32,
     shared: Arc<CqShared>,
     uars: Arc<Uars>,
-    /// Serialises resizes, whose system calls it is held across (no poller, poster or `Drop`
-    /// takes it: pollers meet a resize through `CqState::resizing`).
-    resize: std::sync::Mutex<()>,
 }
 
 /// The CQ geometry rdma-core uses for a request of `cqe` entries: `ncqe`, a power of two above it.
@@ -268,9 +273,9 @@ impl Mlx5Cq {
                     pending_arm: None,
                 }),
                 dbrec,
+                resize: std::sync::Mutex::new(()),
             }),
             uars,
-            resize: std::sync::Mutex::new(()),
         })
     }
 
@@ -302,7 +307,7 @@ impl Mlx5Cq {
             },
             e => e,
         })?;
-        let _resize = self.resize.lock().unwrap_or_else(|p| p.into_inner());
+        let _resize = self.shared.resize.lock().unwrap_or_else(|p| p.into_inner());
         if ncqe == self.shared.lock().cq.entries() {
             return Ok(self.entries());
         }

@@ -704,10 +704,14 @@ impl Mlx5Qp {
     /// Removes this queue pair's completions from its CQs (rdma-core's `mlx5_cq_clean`).
     fn clean_cqs(&self) {
         let key = self.key;
-        let ours = move |c: &Cqe64| match key {
-            WqKey::UserIndex(u) => c.srqn_uidx() == u,
-            WqKey::Qpn(n) => c.qpn() == n,
-            WqKey::Srqn(_) => false,
+        // A resize CQE names no queue (its user index and QP number fields are 0): never ours.
+        let ours = move |c: &Cqe64| {
+            c.op_own >> 4 != cqe_opcode::RESIZE_CQ
+                && match key {
+                    WqKey::UserIndex(u) => c.srqn_uidx() == u,
+                    WqKey::Qpn(n) => c.qpn() == n,
+                    WqKey::Srqn(_) => false,
+                }
         };
         let srq = self.shared.srq.as_ref();
         self.recv_cq.clean(|c| {
