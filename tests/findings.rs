@@ -408,6 +408,70 @@ mod model {
             .build()
             .unwrap();
     }
+
+    /// F31 (found by review): F8 at the drivers' level. `verbs::Qp::create` took completion
+    /// queues (and an SRQ) of another open context, whose handles equal this context's (handles
+    /// start at 0 in every file): the kernel made the queue pair on this context's CQ of that
+    /// handle, while the mlx5 queue pair kept the other context's, cleaning it (of another queue
+    /// pair's completion) when destroyed. Now refused before any command.
+    #[test]
+    fn the_drivers_refuse_a_queue_pair_on_another_contexts_queues() {
+        use uverbs_drivers::backend::CqInit;
+        use uverbs_drivers::cmd::QpInit;
+        use uverbs_drivers::verbs::{Cq, DeviceContext, Pd, Qp};
+        let _serial = serial();
+        let model = Mlx5Model::new().unwrap();
+        let info = model.device_info();
+        let a = std::sync::Arc::new(DeviceContext::open(&info).unwrap());
+        let b = std::sync::Arc::new(DeviceContext::open(&info).unwrap());
+        let cqi = CqInit {
+            cqe: 16,
+            user_handle: 0,
+            comp_vector: 0,
+            channel: None,
+            flags: 0,
+        };
+        let pd_a = std::sync::Arc::new(Pd::alloc(&a).unwrap());
+        let _pd_b = std::sync::Arc::new(Pd::alloc(&b).unwrap());
+        let cq_a = Cq::create(&a, &cqi).unwrap();
+        let cq_b = Cq::create(&b, &cqi).unwrap();
+        assert_eq!(cq_a.handle(), cq_b.handle(), "the handles coincide");
+        let init = QpInit {
+            pd: pd_a.handle(),
+            send_cq: cq_b.handle(),
+            recv_cq: cq_b.handle(),
+            qp_type: uverbs_drivers::uapi::IB_UVERBS_QPT_RC,
+            cap: uverbs_drivers::uapi::ib_uverbs_qp_cap {
+                max_send_wr: 4,
+                max_recv_wr: 4,
+                max_send_sge: 1,
+                max_recv_sge: 1,
+                max_inline_data: 0,
+            },
+            sq_sig_all: true,
+            user_handle: 0,
+            srq: None,
+        };
+        for (send, recv) in [(&cq_b, &cq_b), (&cq_a, &cq_b), (&cq_b, &cq_a)] {
+            match Qp::create(&a, &init, send, recv, None) {
+                Err(Error::InvalidArgument {
+                    verb: Verb::CreateQp,
+                    what,
+                }) => assert!(what.contains("another device context"), "{what}"),
+                other => panic!(
+                    "a queue pair on another context's CQ: {:?}",
+                    other.map(|q| q.qpn())
+                ),
+            }
+        }
+        // Its own queues are fine.
+        let ok = QpInit {
+            send_cq: cq_a.handle(),
+            recv_cq: cq_a.handle(),
+            ..init
+        };
+        Qp::create(&a, &ok, &cq_a, &cq_a, None).unwrap();
+    }
 }
 
 // Third pass (issue 26): F17 (a lent slice's region leaked while registered), F18 (a safe `rereg`

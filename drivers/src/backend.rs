@@ -127,6 +127,10 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
     /// The kernel's handle.
     fn handle(&self) -> u32;
 
+    /// The open device file (and user context) the queue belongs to: its handle means nothing in
+    /// another.
+    fn ucontext(&self) -> &Arc<Ucontext>;
+
     /// How many completions the queue holds.
     fn entries(&self) -> u32;
 
@@ -218,6 +222,9 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
 pub trait SrqBackend: std::fmt::Debug + Send + Sync {
     /// The kernel's handle.
     fn handle(&self) -> u32;
+
+    /// The open device file (and user context) the queue belongs to.
+    fn ucontext(&self) -> &Arc<Ucontext>;
 
     /// The SRQ number.
     fn srqn(&self) -> u32;

@@ -454,6 +454,10 @@ impl Mlx5Cq {
 }
 
 impl CqBackend for Mlx5Cq {
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
+    }
+
     fn handle(&self) -> u32 {
         self.handle
     }

@@ -413,6 +413,10 @@ impl Mlx5Srq {
 }
 
 impl SrqBackend for Mlx5Srq {
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
+    }
+
     fn handle(&self) -> u32 {
         Mlx5Srq::handle(self)
     }

@@ -152,6 +152,10 @@ impl RxeCq {
 }
 
 impl CqBackend for RxeCq {
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
+    }
+
     fn handle(&self) -> u32 {
         self.handle
     }

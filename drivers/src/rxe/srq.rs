@@ -149,6 +149,10 @@ impl RxeSrq {
 }
 
 impl SrqBackend for RxeSrq {
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
+    }
+
     fn handle(&self) -> u32 {
         RxeSrq::handle(self)
     }

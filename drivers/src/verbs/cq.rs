@@ -17,6 +17,11 @@ impl Cq {
         dispatch!(Cq, self, cq => CqBackend::handle(cq))
     }
 
+    /// The open device file the queue belongs to.
+    pub fn ucontext(&self) -> &std::sync::Arc<crate::ucontext::Ucontext> {
+        dispatch!(Cq, self, cq => CqBackend::ucontext(cq))
+    }
+
     /// How many completions the queue holds.
     pub fn entries(&self) -> u32 {
         dispatch!(Cq, self, cq => CqBackend::entries(cq))

@@ -7,7 +7,7 @@ use uverbs_uapi as uapi;
 use super::{dispatch, of_another_backend, Ah, Backend, Cq, DeviceContext, Of, Qp, Srq};
 use crate::backend::{Provider, QpBackend};
 use crate::cmd::QpInit;
-use crate::error::{Result, Verb};
+use crate::error::{Error, Result, Verb};
 use crate::wr::{PostError, RecvWr, SendWr};
 
 /// The address handle of a send request (UD), for the request types [`Qp::post_send`] takes.
@@ -56,6 +56,19 @@ impl Qp {
         recv: &Cq,
         srq: Option<&Srq>,
     ) -> Result<Qp> {
+        // Handles start at 0 in every open file: a queue of another context would name one of
+        // this context's, or none, and the queue pair would clean (and retire work requests of) the
+        // wrong queue (F8 at this level: F31).
+        let ours = dev.ucontext();
+        let foreign = !Arc::ptr_eq(send.ucontext(), ours)
+            || !Arc::ptr_eq(recv.ucontext(), ours)
+            || srq.is_some_and(|s| !Arc::ptr_eq(s.ucontext(), ours));
+        if foreign {
+            return Err(Error::InvalidArgument {
+                verb: Verb::CreateQp,
+                what: "a completion queue or shared receive queue of another device context".into(),
+            });
+        }
         dispatch!(Backend, &dev.backend, p => create_on(p, init, send, recv, srq))
     }
 

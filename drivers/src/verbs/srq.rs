@@ -17,6 +17,11 @@ impl Srq {
         dispatch!(Srq, self, srq => SrqBackend::handle(srq))
     }
 
+    /// The open device file the queue belongs to.
+    pub fn ucontext(&self) -> &std::sync::Arc<crate::ucontext::Ucontext> {
+        dispatch!(Srq, self, srq => SrqBackend::ucontext(srq))
+    }
+
     /// The SRQ number.
     pub fn srqn(&self) -> u32 {
         dispatch!(Srq, self, srq => SrqBackend::srqn(srq))
