@@ -42,7 +42,13 @@ impl DmaBuf {
     pub fn new(len: usize, verb: Verb) -> Result<DmaBuf> {
         crate::spin::assert_none_held("mmap of a device buffer");
         let page = crate::sys::page_size();
-        let len = len.max(1).div_ceil(page) * page;
+        let len =
+            len.max(1)
+                .checked_next_multiple_of(page)
+                .ok_or_else(|| Error::InvalidArgument {
+                    verb,
+                    what: format!("a buffer of {len} bytes (more than the address space)"),
+                })?;
         let map = memmap2::MmapOptions::new()
             .len(len)
             .map_anon()

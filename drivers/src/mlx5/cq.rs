@@ -53,9 +53,16 @@ pub struct CqRing {
 
 impl CqRing {
     /// A ring of `ncqe` entries of `entry_size` bytes, every entry invalid (`op_own` = 0xf0), as
-    /// the kernel must get it.
+    /// the kernel must get it. `entry_size` must be 64 or 128 and `ncqe` at least 1; a ring
+    /// whose size overflows is refused (F32).
     pub fn new(ncqe: usize, entry_size: usize) -> Result<CqRing> {
-        let len = ncqe * entry_size;
+        let len = ncqe
+            .checked_mul(entry_size)
+            .filter(|_| ncqe > 0 && matches!(entry_size, 64 | 128))
+            .ok_or_else(|| Error::InvalidArgument {
+                verb: Verb::CreateCq,
+                what: format!("a ring of {ncqe} entries of {entry_size} bytes"),
+            })?;
         let buf = DmaBuf::new(len, Verb::CreateCq)?;
         for i in 0..ncqe {
             // SAFETY: the entry's last byte is inside the buffer (i < ncqe, len <= buf.len()); the
@@ -76,7 +83,7 @@ impl CqRing {
 
     #[inline]
     fn check(&self, offset: usize, len: usize) -> NonNull<u8> {
-        if offset + len > self.len {
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
             out_of_ring(offset, len, self.len);
         }
         // SAFETY: in bounds of the buffer (checked), which is non-null.
@@ -555,6 +562,34 @@ impl CompletionTarget for Resolver<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// F32 (found by review): `CqRing::new` and `DmaBuf::new` are public and sized their buffers
+    /// with unchecked arithmetic: `ncqe * entry_size` wrapped to 64 for `usize::MAX / 64 + 2`
+    /// entries, one page was mapped, and the initialisation loop wrote a byte every 64 past it (a
+    /// segfault in release builds); `entry_size` 0 wrote at `add(usize::MAX)`; `DmaBuf::new` of
+    /// nearly `usize::MAX` bytes rounded to 0. All are refused now.
+    #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
+    fn ring_sizes_that_overflow_are_refused() {
+        for (n, size) in [
+            (usize::MAX / 64 + 2, 64),
+            (1, 0),
+            (0, 64),
+            (4, 96),
+            (usize::MAX, 128),
+        ] {
+            match CqRing::new(n, size) {
+                Err(Error::InvalidArgument {
+                    verb: Verb::CreateCq,
+                    ..
+                }) => {}
+                other => panic!("CqRing::new({n}, {size}): {:?}", other.map(|r| r.len)),
+            }
+        }
+        assert!(DmaBuf::new(usize::MAX - 10, Verb::CreateCq).is_err());
+        let ring = CqRing::new(4, 64).unwrap();
+        assert_eq!(ring.len, 256);
+    }
 
     #[test]
     fn geometry() {

@@ -68,23 +68,56 @@ impl UarLayout {
                 "no static BlueFlame registers (dynamic UARs were not asked for)".into(),
             ));
         }
-        if uars_per_page == 0
-            || uars_per_page * ADAPTER_PAGE_SIZE > page_size
-            || BF_OFFSET + BFREGS_PER_UAR * bf_reg_size > ADAPTER_PAGE_SIZE
-            || bf_reg_size % 64 != 0
-        {
-            return Err(bad(format!(
-                "{uars_per_page} UARs per {page_size}-byte page with BlueFlame registers of \
-                 {bf_reg_size} bytes"
-            )));
-        }
-        let pages = (resp.tot_bfregs as usize).div_ceil(uars_per_page * NON_FP_BFREGS_PER_UAR);
-        Ok(UarLayout {
+        let pages = match uars_per_page {
+            0 => 0,
+            n => (resp.tot_bfregs as usize).div_ceil(n * NON_FP_BFREGS_PER_UAR),
+        };
+        let layout = UarLayout {
             pages,
             uars_per_page,
             bf_reg_size,
             page_size,
-        })
+        };
+        layout.check().map_err(|e| match e {
+            Error::InvalidArgument { what, .. } => bad(what),
+            e => e,
+        })?;
+        Ok(layout)
+    }
+
+    /// Whether the layout is one registers can be placed by: at least one page of at least one
+    /// UAR, the UARs inside the page, the BlueFlame registers (64-byte multiples) inside their
+    /// UAR, and a register count that fits a `u32`. [`Uars::map`] checks it, since the fields are
+    /// public (F33: a layout made by hand put registers megabytes past the mapping).
+    pub fn check(&self) -> Result<()> {
+        let fits = self.pages >= 1
+            && self.uars_per_page >= 1
+            && self
+                .uars_per_page
+                .checked_mul(ADAPTER_PAGE_SIZE)
+                .is_some_and(|b| b <= self.page_size)
+            && self
+                .bf_reg_size
+                .checked_mul(BFREGS_PER_UAR)
+                .and_then(|b| b.checked_add(BF_OFFSET))
+                .is_some_and(|b| b <= ADAPTER_PAGE_SIZE)
+            && self.bf_reg_size % 64 == 0
+            && self
+                .pages
+                .checked_mul(self.uars_per_page)
+                .and_then(|u| u.checked_mul(BFREGS_PER_UAR))
+                .is_some_and(|n| u32::try_from(n).is_ok());
+        if fits {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument {
+                verb: Verb::Mmap,
+                what: format!(
+                    "{} pages of {} UARs per {}-byte page with BlueFlame registers of {} bytes",
+                    self.pages, self.uars_per_page, self.page_size, self.bf_reg_size
+                ),
+            })
+        }
     }
 
     /// BlueFlame registers in all (counting the fast-path ones the kernel keeps).
@@ -245,6 +278,7 @@ unsafe impl Sync for Uars {}
 impl Uars {
     /// Maps the static UAR pages `layout` describes (`MLX5_IB_MMAP_REGULAR_PAGE`).
     pub fn map(chan: &Channel, layout: UarLayout) -> Result<Uars> {
+        layout.check()?;
         let mut pages = Vec::with_capacity(layout.pages);
         for i in 0..layout.pages {
             let offset =
@@ -261,8 +295,9 @@ impl Uars {
         let bfregs = (0..layout.bfregs())
             .map(|index| {
                 let (page, offset) = layout.bfreg_location(index);
-                // SAFETY: `bfreg_location` is inside the page: `UarLayout::new` checked that the
-                // UARs fit the page and the registers fit their UAR.
+                // SAFETY: `bfreg_location` is inside the page: `UarLayout::check` (above) checked
+                // that the UARs fit the page and the registers fit their UAR, and each mapping is
+                // at least `page_size` bytes (checked as it was made).
                 let reg = unsafe { pages[page].as_mut_ptr().add(offset) };
                 let state = if index == 0 {
                     BlueFlameReg::doorbell_only()
@@ -330,6 +365,86 @@ mod tests {
         assert_eq!(uar_mmap_offset(0, 7, 4096), 7 * 4096);
         assert_eq!(uar_mmap_offset(3, 1, 4096), ((3 << 8) | 1) * 4096);
         assert_eq!(uar_mmap_offset(0, 0x1ff, 4096), ((1 << 16) | 0xff) * 4096);
+    }
+
+    /// F33 (found by review): `UarLayout`'s fields are public and `Uars::map` trusted them, so a
+    /// layout made by hand (4096 UARs in one page) put register pointers megabytes past the
+    /// mapping, and a writer made by `BfReg::writer`'s contract to the letter stored there. Now
+    /// the layout is checked; a sound one still maps.
+    #[test]
+    #[cfg_attr(miri, ignore = "maps a file")]
+    fn a_layout_made_by_hand_is_checked_before_mapping() {
+        let page = crate::sys::page_size();
+        let file = tempfile_of(4 * page);
+        let chan = Channel::from_fd(file, 0);
+        let bogus = [
+            UarLayout {
+                pages: 1,
+                uars_per_page: 4096,
+                bf_reg_size: 64,
+                page_size: page,
+            },
+            UarLayout {
+                pages: 0,
+                uars_per_page: 1,
+                bf_reg_size: 256,
+                page_size: page,
+            },
+            UarLayout {
+                pages: 1,
+                uars_per_page: 0,
+                bf_reg_size: 256,
+                page_size: page,
+            },
+            UarLayout {
+                pages: 1,
+                uars_per_page: 1,
+                bf_reg_size: 1 << 20,
+                page_size: page,
+            },
+            UarLayout {
+                pages: 1,
+                uars_per_page: 1,
+                bf_reg_size: 100,
+                page_size: page,
+            },
+            UarLayout {
+                pages: usize::MAX,
+                uars_per_page: 1,
+                bf_reg_size: 256,
+                page_size: page,
+            },
+        ];
+        for layout in bogus {
+            match Uars::map(&chan, layout) {
+                Err(Error::InvalidArgument {
+                    verb: Verb::Mmap, ..
+                }) => {}
+                other => panic!("{layout:?}: {:?}", other.map(|u| *u.layout())),
+            }
+        }
+        let fine = UarLayout {
+            pages: 1,
+            uars_per_page: 1,
+            bf_reg_size: 256,
+            page_size: page,
+        };
+        let uars = Uars::map(&chan, fine).unwrap();
+        assert_eq!(uars.layout().bfregs(), 4);
+    }
+
+    fn tempfile_of(len: usize) -> std::os::fd::OwnedFd {
+        let path = std::env::temp_dir().join(format!("uverbs-uar-test-{}", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        f.set_len(len as u64).unwrap();
+        f.into()
     }
 
     #[test]
