@@ -283,7 +283,8 @@ fn modify(
     req.qp_handle = handle;
     req.attr_mask = mask;
     f(&mut req);
-    ctx.modify_qp(&req)
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.modify_qp(&req) }
 }
 
 /// RESET → INIT → RTR → RTS of an RC QP connected to `dest_qpn` over GID index 1.
@@ -1035,10 +1036,23 @@ fn pds_and_mrs() {
             Err(Error::Unsupported { .. })
         ));
         // The PD is busy while its MRs exist.
-        assert_eq!(errno(ctx.dealloc_pd(pd).unwrap_err()), Errno::EBUSY);
-        ctx.dereg_mr(keys.handle).unwrap();
-        assert_eq!(errno(ctx.dereg_mr(keys.handle).unwrap_err()), Errno::ENOENT);
-        assert_eq!(errno(ctx.dereg_mr(pd).unwrap_err()), Errno::EINVAL);
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.dealloc_pd(pd) }.unwrap_err()),
+            Errno::EBUSY
+        );
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.dereg_mr(keys.handle) }.unwrap();
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.dereg_mr(keys.handle) }.unwrap_err()),
+            Errno::ENOENT
+        );
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.dereg_mr(pd) }.unwrap_err()),
+            Errno::EINVAL
+        );
         // keys2, the one over code, and the on-demand one.
         assert_eq!(model.stats().mrs, 3);
         drop(ctx);
@@ -1078,7 +1092,12 @@ fn cqs_channels_and_events() {
             uverbs_drivers::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
             Some(0xc0ffee)
         );
-        assert_eq!(ctx.destroy_cq(h).unwrap(), (1, 0), "{ioctl:?} {path:?}");
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            unsafe { ctx.destroy_cq(h) }.unwrap(),
+            (1, 0),
+            "{ioctl:?} {path:?}"
+        );
         assert_eq!(
             uverbs_drivers::event::read_comp_event(chan.as_fd(), Some(Duration::ZERO)).unwrap(),
             None
@@ -1191,7 +1210,8 @@ fn cqs_channels_and_events() {
             .unwrap()
             .unwrap();
         assert_eq!((ev.element, ev.event_type), (0xabc, 0));
-        assert_eq!(ctx.destroy_cq(h).unwrap(), (0, 1));
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        assert_eq!(unsafe { ctx.destroy_cq(h) }.unwrap(), (0, 1));
         // An unused channel the user closed is collected at the next creation.
         drop(chan);
         let c2 = ctx.create_comp_channel().unwrap();
@@ -1232,7 +1252,11 @@ fn qps_modify_query_and_destroy() {
             (cqn, cqn, 7, None, 256)
         );
         // The CQ is busy while the QP uses it.
-        assert_eq!(errno(ctx.destroy_cq(cq).unwrap_err()), Errno::EBUSY);
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.destroy_cq(cq) }.unwrap_err()),
+            Errno::EBUSY
+        );
         // Invalid transitions and attributes.
         let e = |mask: u32, f: fn(&mut uapi::ib_uverbs_modify_qp)| {
             errno(modify(&ctx, qp.handle, mask, f).unwrap_err())
@@ -1418,7 +1442,8 @@ fn qps_modify_query_and_destroy() {
         // A QP without a driver answer buffer is fine.
         // SAFETY: no work is posted; destroyed on the next line.
         let c2 = unsafe { ctx.create_qp_with_udata(&init, qm.cmd(2).as_bytes(), &mut []) }.unwrap();
-        ctx.destroy_qp(c2.handle).unwrap();
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.destroy_qp(c2.handle) }.unwrap();
         // UD and multicast.
         let ud = qp_init(pd, cq, uapi::IB_UVERBS_QPT_UD, 16);
         // SAFETY: no work is posted, so the device never touches what the command names.
@@ -1444,7 +1469,8 @@ fn qps_modify_query_and_destroy() {
         ctx.attach_mcast(udqp.handle, &mgid, 0).unwrap();
         ctx.attach_mcast(udqp.handle, &mgid, 0).unwrap();
         assert_eq!(
-            errno(ctx.destroy_qp(udqp.handle).unwrap_err()),
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.destroy_qp(udqp.handle) }.unwrap_err()),
             Errno::EBUSY
         );
         ctx.detach_mcast(udqp.handle, &mgid, 0).unwrap();
@@ -1452,7 +1478,8 @@ fn qps_modify_query_and_destroy() {
             errno(ctx.detach_mcast(udqp.handle, &mgid, 0).unwrap_err()),
             Errno::EINVAL
         );
-        ctx.destroy_qp(udqp.handle).unwrap();
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.destroy_qp(udqp.handle) }.unwrap();
         // An async event of the QP.
         model.dev.events.async_event(3, hca::ObjectKind::Qp, qp.qpn);
         let ev = ctx
@@ -1460,10 +1487,17 @@ fn qps_modify_query_and_destroy() {
             .unwrap()
             .unwrap();
         assert_eq!((ev.element, ev.event_type), (0x5150, 3));
-        assert_eq!(ctx.destroy_qp(qp.handle).unwrap(), 1);
-        assert_eq!(errno(ctx.destroy_qp(qp.handle).unwrap_err()), Errno::ENOENT);
-        ctx.destroy_cq(cq).unwrap();
-        ctx.dealloc_pd(pd).unwrap();
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        assert_eq!(unsafe { ctx.destroy_qp(qp.handle) }.unwrap(), 1);
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.destroy_qp(qp.handle) }.unwrap_err()),
+            Errno::ENOENT
+        );
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.destroy_cq(cq) }.unwrap();
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.dealloc_pd(pd) }.unwrap();
         let s = model.stats();
         assert_eq!((s.qps, s.cqs, s.pds), (0, 0, 0), "{ioctl:?} {path:?}");
     }
@@ -1593,10 +1627,12 @@ fn srqs_and_ahs() {
             Some(resp.srqn)
         );
         assert_eq!(
-            errno(ctx.destroy_srq(srq.handle).unwrap_err()),
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.destroy_srq(srq.handle) }.unwrap_err()),
             Errno::EBUSY
         );
-        ctx.destroy_qp(qp.handle).unwrap();
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.destroy_qp(qp.handle) }.unwrap();
         model
             .dev
             .events
@@ -1606,7 +1642,8 @@ fn srqs_and_ahs() {
             .unwrap()
             .unwrap();
         assert_eq!((ev.element, ev.event_type), (0x5e, 15));
-        assert_eq!(ctx.destroy_srq(srq.handle).unwrap(), 1);
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        assert_eq!(unsafe { ctx.destroy_srq(srq.handle) }.unwrap(), 1);
 
         // Address handles: the destination MAC a neighbour table gives.
         let ah = |dgid: [u8; 16], sgid: u8| -> uverbs_drivers::Result<[u8; 6]> {
@@ -1618,7 +1655,8 @@ fn srqs_and_ahs() {
             let mut resp = uapi::mlx5_ib_create_ah_resp::new_zeroed();
             let h = ctx.create_ah(pd, &attr, resp.as_mut_bytes())?;
             assert_eq!(resp.response_length, 10);
-            ctx.destroy_ah(h)?;
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            unsafe { ctx.destroy_ah(h) }?;
             Ok(resp.dmac)
         };
         let gids = ModelConfig::default().gids;
@@ -1658,10 +1696,17 @@ fn srqs_and_ahs() {
             "mlx5 needs room for the MAC"
         );
         let h = ctx.create_ah(pd, &attr, r.as_mut_bytes()).unwrap();
-        assert_eq!(errno(ctx.dealloc_pd(pd).unwrap_err()), Errno::EBUSY);
-        ctx.destroy_ah(h).unwrap();
-        ctx.destroy_cq(cq).unwrap();
-        ctx.dealloc_pd(pd).unwrap();
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            errno(unsafe { ctx.dealloc_pd(pd) }.unwrap_err()),
+            Errno::EBUSY
+        );
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.destroy_ah(h) }.unwrap();
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.destroy_cq(cq) }.unwrap();
+        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+        unsafe { ctx.dealloc_pd(pd) }.unwrap();
     }
 }
 
@@ -1948,10 +1993,14 @@ fn dynamic_uars_as_libmlx5_uses_them() {
     );
     assert_eq!(st.arm_doorbell_mismatches, 0, "{st:?}");
 
-    ctx.destroy_qp(qp.handle).unwrap();
-    ctx.destroy_cq(cq).unwrap();
-    ctx.dereg_mr(mr.handle).unwrap();
-    ctx.dealloc_pd(pd).unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.destroy_qp(qp.handle) }.unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.destroy_cq(cq) }.unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.dereg_mr(mr.handle) }.unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.dealloc_pd(pd) }.unwrap();
     destroy_uar(&ctx, nc).unwrap();
     // UAR objects left at close go with the file.
     assert_eq!(model.objects().uars, 1);
@@ -2082,9 +2131,11 @@ fn a_context_its_pds_and_mrs_can_be_imported() {
     );
     assert_eq!(query_mr(mr.handle, false), Ok((mr.lkey, mr.rkey, 4000, 0)));
     assert_eq!(query_mr(pd, true), Err(Errno::EINVAL), "not an MR");
-    ctx.dereg_mr(mr.handle).unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.dereg_mr(mr.handle) }.unwrap();
     assert_eq!(query_mr(mr.handle, true), Err(Errno::ENOENT));
-    ctx.dealloc_pd(pd).unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.dealloc_pd(pd) }.unwrap();
 
     // A context of static bfregs answers them too (libmlx5 then refuses to import it).
     let sctx = open_info(&info, CommandPath::Auto);
@@ -2270,10 +2321,14 @@ fn rc_loopback_through_the_hca() {
         qp.qpn
     );
     assert!(model.stats().hca.send_cqes >= 1);
-    ctx.destroy_qp(qp.handle).unwrap();
-    assert_eq!(ctx.destroy_cq(cq).unwrap(), (1, 0));
-    ctx.dereg_mr(mr.handle).unwrap();
-    ctx.dealloc_pd(pd).unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.destroy_qp(qp.handle) }.unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    assert_eq!(unsafe { ctx.destroy_cq(cq) }.unwrap(), (1, 0));
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.dereg_mr(mr.handle) }.unwrap();
+    // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+    unsafe { ctx.dealloc_pd(pd) }.unwrap();
 }
 
 #[test]

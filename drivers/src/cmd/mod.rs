@@ -111,7 +111,13 @@ impl Ucontext {
     }
 
     /// Destroys a protection domain.
-    pub fn dealloc_pd(&self, handle: u32) -> Result<()> {
+    ///
+    /// # Safety
+    /// `handle` must name an object of this context that the caller owns, that nothing else
+    /// (a `verbs` object, another owner) relies on, and that the caller does not name again: the
+    /// kernel gives a freed handle to the next object made, and an owner still using the old
+    /// number then acts on that one (F34: a region's `rereg` widening another region's access).
+    pub unsafe fn dealloc_pd(&self, handle: u32) -> Result<()> {
         let legacy = (
             uapi::IB_USER_VERBS_CMD_DEALLOC_PD,
             uapi::ib_uverbs_dealloc_pd { pd_handle: handle },
@@ -279,7 +285,13 @@ impl Ucontext {
     }
 
     /// Deregisters a memory region.
-    pub fn dereg_mr(&self, handle: u32) -> Result<()> {
+    ///
+    /// # Safety
+    /// `handle` must name an object of this context that the caller owns, that nothing else
+    /// (a `verbs` object, another owner) relies on, and that the caller does not name again: the
+    /// kernel gives a freed handle to the next object made, and an owner still using the old
+    /// number then acts on that one (F34: a region's `rereg` widening another region's access).
+    pub unsafe fn dereg_mr(&self, handle: u32) -> Result<()> {
         let legacy = (
             uapi::IB_USER_VERBS_CMD_DEREG_MR,
             uapi::ib_uverbs_dereg_mr { mr_handle: handle },
@@ -315,7 +327,13 @@ impl Ucontext {
     }
 
     /// Destroys a memory window (the `MW_DESTROY` ioctl, or the `DEALLOC_MW` write command).
-    pub fn dealloc_mw(&self, handle: u32) -> Result<()> {
+    ///
+    /// # Safety
+    /// `handle` must name an object of this context that the caller owns, that nothing else
+    /// (a `verbs` object, another owner) relies on, and that the caller does not name again: the
+    /// kernel gives a freed handle to the next object made, and an owner still using the old
+    /// number then acts on that one (F34: a region's `rereg` widening another region's access).
+    pub unsafe fn dealloc_mw(&self, handle: u32) -> Result<()> {
         let legacy = (
             uapi::IB_USER_VERBS_CMD_DEALLOC_MW,
             uapi::ib_uverbs_dealloc_mw { mw_handle: handle },
@@ -348,7 +366,8 @@ impl Ucontext {
             verb: Verb::CreateCompChannel,
             what: format!("fd {}", resp.fd),
         })?;
-        // SAFETY: the command succeeded, so `fd` is the descriptor the kernel just installed for the new
+        // SAFETY: the command succeeded, so `fd` is the descriptor the kernel just installed for
+        // the new
         // channel, owned by nothing else.
         let fd = unsafe { crate::sys::adopt_fd(fd) };
         // Non-blocking, so that reactors can drive it; `crate::event` waits by polling first.
@@ -552,7 +571,13 @@ impl Ucontext {
 
     /// Destroys a completion queue (the kernel refuses while a queue pair uses it). Returns the number
     /// of completion and async events the kernel delivered for it.
-    pub fn destroy_cq(&self, handle: u32) -> Result<(u32, u32)> {
+    ///
+    /// # Safety
+    /// `handle` must name an object of this context that the caller owns, that nothing else
+    /// (a `verbs` object, another owner) relies on, and that the caller does not name again: the
+    /// kernel gives a freed handle to the next object made, and an owner still using the old
+    /// number then acts on that one (F34: a region's `rereg` widening another region's access).
+    pub unsafe fn destroy_cq(&self, handle: u32) -> Result<(u32, u32)> {
         let mut resp = uapi::ib_uverbs_destroy_cq_resp::new_zeroed();
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_CQ, uapi::UVERBS_METHOD_CQ_DESTROY);
         cmd.idr(uapi::UVERBS_ATTR_DESTROY_CQ_HANDLE, handle);
@@ -622,7 +647,8 @@ impl Ucontext {
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_CAP, &mut cap);
         cmd.out_obj(uapi::UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &mut qpn);
         cmd.uhw_in(drv_in).uhw_out(drv_out);
-        // SAFETY: the pointer attributes are `init.cap`, `cap`, `qpn` and the udata slices, borrowed
+        // SAFETY: the pointer attributes are `init.cap`, `cap`, `qpn` and the udata slices,
+        // borrowed
         // for the call; what `drv_in` names is this function's contract.
         if unsafe { self.channel().ioctl_or_write(Verb::CreateQp, &mut cmd) }? == Outcome::Done {
             let h = cmd.handle(handle);
@@ -675,7 +701,11 @@ impl Ucontext {
     }
 
     /// `MODIFY_QP` with the attributes `req` carries (its `qp_handle` and `attr_mask` included).
-    pub fn modify_qp(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+    ///
+    /// # Safety
+    /// `req.qp_handle` must name a queue pair of this context that the caller owns and that no
+    /// `verbs::Qp` holds (whose rings and state would then disagree with the kernel's; F34).
+    pub unsafe fn modify_qp(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
         let mut req = *req;
         // SAFETY: `ib_uverbs_modify_qp` holds states, numbers and an address vector, no user
         // address.
@@ -706,7 +736,13 @@ impl Ucontext {
     }
 
     /// Destroys a queue pair; returns the number of async events the kernel delivered for it.
-    pub fn destroy_qp(&self, handle: u32) -> Result<u32> {
+    ///
+    /// # Safety
+    /// `handle` must name an object of this context that the caller owns, that nothing else
+    /// (a `verbs` object, another owner) relies on, and that the caller does not name again: the
+    /// kernel gives a freed handle to the next object made, and an owner still using the old
+    /// number then acts on that one (F34: a region's `rereg` widening another region's access).
+    pub unsafe fn destroy_qp(&self, handle: u32) -> Result<u32> {
         let mut resp = uapi::ib_uverbs_destroy_qp_resp::new_zeroed();
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_QP, uapi::UVERBS_METHOD_QP_DESTROY);
         cmd.idr(uapi::UVERBS_ATTR_DESTROY_QP_HANDLE, handle);
@@ -763,7 +799,13 @@ impl Ucontext {
     }
 
     /// Destroys an address handle (the `AH_DESTROY` ioctl, or the `DESTROY_AH` write command).
-    pub fn destroy_ah(&self, handle: u32) -> Result<()> {
+    ///
+    /// # Safety
+    /// `handle` must name an object of this context that the caller owns, that nothing else
+    /// (a `verbs` object, another owner) relies on, and that the caller does not name again: the
+    /// kernel gives a freed handle to the next object made, and an owner still using the old
+    /// number then acts on that one (F34: a region's `rereg` widening another region's access).
+    pub unsafe fn destroy_ah(&self, handle: u32) -> Result<()> {
         let legacy = (
             uapi::IB_USER_VERBS_CMD_DESTROY_AH,
             uapi::ib_uverbs_destroy_ah { ah_handle: handle },

@@ -179,7 +179,13 @@ impl Ucontext {
 
     /// Destroys a shared receive queue (the kernel refuses while a queue pair uses it); returns the
     /// number of async events the kernel delivered for it.
-    pub fn destroy_srq(&self, handle: u32) -> Result<u32> {
+    ///
+    /// # Safety
+    /// `handle` must name an object of this context that the caller owns, that nothing else
+    /// (a `verbs` object, another owner) relies on, and that the caller does not name again: the
+    /// kernel gives a freed handle to the next object made, and an owner still using the old
+    /// number then acts on that one (F34: a region's `rereg` widening another region's access).
+    pub unsafe fn destroy_srq(&self, handle: u32) -> Result<u32> {
         let mut resp = uapi::ib_uverbs_destroy_srq_resp::new_zeroed();
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_SRQ, uapi::UVERBS_METHOD_SRQ_DESTROY);
         cmd.idr(uapi::UVERBS_ATTR_DESTROY_SRQ_HANDLE, handle);

@@ -167,7 +167,9 @@ impl AhBackend for Mlx5Ah {
 impl Drop for Mlx5Ah {
     fn drop(&mut self) {
         if let Some(handle) = self.handle {
-            if let Err(e) = self.ctx.destroy_ah(handle) {
+            // SAFETY: the handle is this object's own (its destructor runs once), nothing else
+            // holds it, and it is not named again.
+            if let Err(e) = unsafe { self.ctx.destroy_ah(handle) } {
                 crate::report_drop_error("address handle", &e);
             }
         }

@@ -254,7 +254,9 @@ impl Mlx5Cq {
         if granted >= ncqe {
             // Best effort: the CQ is unusable; the error that matters is this one. The memory is
             // freed only if the kernel let go of it.
-            if ctx.destroy_cq(handle).is_err() {
+            // SAFETY: the object was made just above and is handed to no one; its handle is not
+            // named again.
+            if unsafe { ctx.destroy_cq(handle) }.is_err() {
                 std::mem::forget(ring);
                 std::mem::forget(dbrec);
             }
@@ -505,7 +507,9 @@ impl CqBackend for Mlx5Cq {
 
 impl Drop for Mlx5Cq {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.destroy_cq(self.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.ctx.destroy_cq(self.handle) } {
             crate::report_drop_error("completion queue", &e);
             // The device may still write the ring and read the doorbell record: keep them.
             std::mem::forget(Arc::clone(&self.shared));

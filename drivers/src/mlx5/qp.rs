@@ -550,7 +550,9 @@ impl Mlx5Qp {
             }
         };
         let fail = |e: Error, buf: DmaBuf, dbrec: Dbrec| {
-            if ctx.destroy_qp(created.handle).is_err() {
+            // SAFETY: the object was made just above and is handed to no one; its handle is not
+            // named again.
+            if unsafe { ctx.destroy_qp(created.handle) }.is_err() {
                 // The device may still use them.
                 std::mem::forget(buf);
                 std::mem::forget(dbrec);
@@ -682,7 +684,9 @@ impl Mlx5Qp {
     pub fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
         let mut req = *req;
         req.qp_handle = self.created.handle;
-        self.ctx.modify_qp(&req)?;
+        // SAFETY: the queue pair is this object's own, and it follows the state change itself
+        // (below).
+        unsafe { self.ctx.modify_qp(&req) }?;
         if req.attr_mask & crate::qp_state::mask::STATE != 0 {
             if req.qp_state == state::RESET {
                 self.clean_cqs();
@@ -906,7 +910,9 @@ impl QpBackend for Mlx5Qp {
 
 impl Drop for Mlx5Qp {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.destroy_qp(self.created.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.ctx.destroy_qp(self.created.handle) } {
             crate::report_drop_error("queue pair", &e);
             // The device may still use the buffer and the doorbell record: keep them.
             std::mem::forget(Arc::clone(&self.shared));

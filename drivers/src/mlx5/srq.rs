@@ -315,7 +315,8 @@ impl Mlx5Srq {
             max_sge: sizes.max_gs,
             ..*init
         };
-        // SAFETY: `cmd` names `shared`'s buffer and doorbell record, allocated for this SRQ's device
+        // SAFETY: `cmd` names `shared`'s buffer and doorbell record, allocated for this SRQ's
+        // device
         // alone; `Mlx5Srq`'s `Drop` frees them only after `destroy_srq` succeeded (else leaks them),
         // and the error paths below do the same.
         let created =
@@ -453,7 +454,9 @@ impl SrqBackend for Mlx5Srq {
 
 impl Drop for Mlx5Srq {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.destroy_srq(self.created.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.ctx.destroy_srq(self.created.handle) } {
             crate::report_drop_error("shared receive queue", &e);
             // The device may still read the WQEs and the doorbell record: keep them.
             std::mem::forget(Arc::clone(&self.shared));

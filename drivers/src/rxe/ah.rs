@@ -61,7 +61,9 @@ impl AhBackend for RxeAh {
 
 impl Drop for RxeAh {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.destroy_ah(self.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.ctx.destroy_ah(self.handle) } {
             crate::report_drop_error("address handle", &e);
         }
     }

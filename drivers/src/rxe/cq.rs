@@ -48,7 +48,9 @@ impl RxeCq {
             Ok(q) => q,
             Err(e) => {
                 // Best effort: the mapping failed, so the CQ is unusable; the error that matters is e.
-                let _ = ctx.destroy_cq(handle);
+                // SAFETY: the object was made just above and is handed to no one; its handle is not
+                // named again.
+                let _ = unsafe { ctx.destroy_cq(handle) };
                 return Err(e);
             }
         };
@@ -127,7 +129,8 @@ impl RxeCq {
         while n < out.len() && consumer != producer {
             let mut wc = uapi::ib_uverbs_wc::new_zeroed();
             let bytes = wc.as_mut_bytes();
-            // SAFETY: the slot lies in the mapping and holds at least size_of::<ib_uverbs_wc>() bytes
+            // SAFETY: the slot lies in the mapping and holds at least size_of::<ib_uverbs_wc>()
+            // bytes
             // (checked when mapping); the kernel finished writing it before it published a producer
             // index past it (acquire load above), and does not touch it again until we publish our
             // consumer index past it.
@@ -186,7 +189,9 @@ impl CqBackend for RxeCq {
 
 impl Drop for RxeCq {
     fn drop(&mut self) {
-        if let Err(e) = self.ctx.destroy_cq(self.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.ctx.destroy_cq(self.handle) } {
             crate::report_drop_error("completion queue", &e);
         }
     }

@@ -110,7 +110,9 @@ impl RxeQp {
         let (sq, rq) = match mapped {
             Ok(m) => m,
             Err(e) => {
-                let _ = ctx.destroy_qp(created.handle);
+                // SAFETY: the object was made just above and is handed to no one; its handle is not
+                // named again.
+                let _ = unsafe { ctx.destroy_qp(created.handle) };
                 return Err(e);
             }
         };
@@ -166,7 +168,8 @@ impl RxeQp {
     pub fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
         let mut req = *req;
         req.qp_handle = self.created.handle;
-        self.ctx.modify_qp(&req)?;
+        // SAFETY: the queue pair is this object's own; the kernel holds its rings' state.
+        unsafe { self.ctx.modify_qp(&req) }?;
         if req.attr_mask & crate::qp_state::mask::STATE != 0 {
             self.state.store(req.qp_state, Ordering::Release);
         }
@@ -562,7 +565,9 @@ impl Drop for RxeQp {
     fn drop(&mut self) {
         // The kernel object goes first; the rings are unmapped after (the mappings hold their own
         // reference in the kernel, so this order is safe either way).
-        if let Err(e) = self.ctx.destroy_qp(self.created.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.ctx.destroy_qp(self.created.handle) } {
             crate::report_drop_error("queue pair", &e);
         }
     }

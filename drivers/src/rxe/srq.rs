@@ -45,7 +45,9 @@ impl RxeSrq {
             Ok(q) => q,
             Err(e) => {
                 // Best effort: the SRQ is unusable without its ring; the error that matters is e.
-                let _ = ctx.destroy_srq(created.handle);
+                // SAFETY: the object was made just above and is handed to no one; its handle is not
+                // named again.
+                let _ = unsafe { ctx.destroy_srq(created.handle) };
                 return Err(e);
             }
         };
@@ -191,7 +193,9 @@ impl Drop for RxeSrq {
     fn drop(&mut self) {
         // The kernel object goes first, then the ring is unmapped (the mapping holds its own reference
         // in the kernel, so either order is safe).
-        if let Err(e) = self.ctx.destroy_srq(self.created.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.ctx.destroy_srq(self.created.handle) } {
             crate::report_drop_error("shared receive queue", &e);
         }
     }

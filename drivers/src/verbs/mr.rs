@@ -148,7 +148,9 @@ impl Drop for Mr {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if let Err(e) = self.pd.device().ucontext().dereg_mr(self.keys.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.pd.device().ucontext().dereg_mr(self.keys.handle) } {
             crate::report_drop_error("memory region", &e);
             // Still registered: the device may write this memory for a peer.
             if let Some(m) = memory {
@@ -620,7 +622,8 @@ impl<T> Region<'_, T> {
     }
 
     fn view(&self) -> Elements<T> {
-        // SAFETY: the region's elements stay valid and aligned while it lives, and its callers below
+        // SAFETY: the region's elements stay valid and aligned while it lives, and its callers
+        // below
         // hold no reference into them while the view is used (`&self` methods only read through it).
         unsafe { Elements::new(self.elements, self.len) }
     }

@@ -38,7 +38,9 @@ impl Pd {
 
 impl Drop for Pd {
     fn drop(&mut self) {
-        if let Err(e) = self.dev.ucontext().dealloc_pd(self.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.dev.ucontext().dealloc_pd(self.handle) } {
             crate::report_drop_error("protection domain", &e);
         }
     }
@@ -83,7 +85,9 @@ impl Mw {
 
 impl Drop for Mw {
     fn drop(&mut self) {
-        if let Err(e) = self.dev.ucontext().dealloc_mw(self.handle) {
+        // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
+        // it, and it is not named again.
+        if let Err(e) = unsafe { self.dev.ucontext().dealloc_mw(self.handle) } {
             crate::report_drop_error("memory window", &e);
         }
     }
