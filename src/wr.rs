@@ -264,7 +264,13 @@ impl<'a> SendRequest<'a> {
                 "remote write or atomic access needs a region with IBV_ACCESS_LOCAL_WRITE",
             ));
         }
-        let addr = mr.as_ptr() as u64 + start as u64 * size;
+        // The window is bound in the region's IOVA space, where peers address it (F35: the
+        // memory's own address bound a different part of a region made with another IOVA, or
+        // none). Registration refused regions whose IOVA range passes 2^64 (F21).
+        let addr = mr
+            .iova()
+            .checked_add(start as u64 * size)
+            .ok_or_else(|| bad("the range passes the end of the region's IOVA space"))?;
         let new_rkey = mw.next_rkey();
         let mut r = SendRequest::new(wr_id, opcode::BIND_MW, &[]);
         r.wr.bind = Some(dwr::MwBind {

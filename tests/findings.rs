@@ -779,3 +779,70 @@ fn a_queue_pair_destroyed_during_a_resize_leaves_the_resize_whole() {
         "{churned} queue pairs churned: {failures:?}"
     );
 }
+
+/// F35 (found by review): `SendRequest::bind_mw` bound the window at the memory's address in this
+/// process, not at the region's IOVA, where the device and peers address the region: on a
+/// zero-based region the bind failed (and moved the queue pair to error), and on a region seen at
+/// another IOVA it could grant a different part of the region than asked. Windows are bound in
+/// the IOVA space now: a peer's write through the window lands at the offset bound. (rxe; mlx5 has
+/// no memory windows.)
+#[test]
+fn a_window_is_bound_at_the_regions_iova() {
+    let _serial = serial();
+    let Some(dev) = any_device("a_window_is_bound_at_the_regions_iova") else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    if let Err(e) = pd.alloc_mw() {
+        assert!(dev.is_mlx5(), "alloc_mw: {e}");
+        eprintln!("no memory windows on mlx5 (Unsupported): F35 is tested on rxe");
+        return;
+    }
+    let access = A::IBV_ACCESS_LOCAL_WRITE | A::IBV_ACCESS_MW_BIND;
+    let mut tx = pd.allocate::<u8>(64).unwrap();
+    tx.fill(0x5a);
+    for (n, iova) in [uverbs::Iova::ZeroBased, uverbs::Iova::At(0x7000_0000_0000)]
+        .into_iter()
+        .enumerate()
+    {
+        let wr = 100 * (n as u64 + 1);
+        let (owner, peer) = rc_pair(&pd, &cq);
+        let mw = pd.alloc_mw().unwrap();
+        let map = uverbs::memmap2::MmapMut::map_anon(8192).unwrap();
+        let region = pd
+            .registration(access)
+            .iova(iova)
+            .mapping::<u8>(map)
+            .unwrap();
+        let (bind, remote) =
+            SendRequest::bind_mw(wr, &mw, &region, 4096..4160, A::IBV_ACCESS_REMOTE_WRITE).unwrap();
+        assert_eq!(remote.addr, region.iova() + 4096, "{iova:?}");
+        post(&owner, &[bind]);
+        let w = wait(&cq, wr);
+        assert!(
+            w.is_valid(),
+            "bind on a region at {iova:?}: {:?}",
+            w.error()
+        );
+        post(
+            &peer,
+            &[SendRequest::rdma_write(
+                wr + 1,
+                &[tx.sge(..).unwrap()],
+                remote,
+            )],
+        );
+        let w = wait(&cq, wr + 1);
+        assert!(
+            w.is_valid(),
+            "a write through the window ({iova:?}): {:?}",
+            w.error()
+        );
+        assert!(region[4096..4160].iter().all(|&b| b == 0x5a), "{iova:?}");
+        assert!(region[..4096].iter().all(|&b| b == 0), "{iova:?}");
+        assert!(region[4160..].iter().all(|&b| b == 0), "{iova:?}");
+        drop((mw, owner, peer));
+    }
+}

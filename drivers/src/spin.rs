@@ -123,9 +123,15 @@ impl<T> std::fmt::Debug for SpinMutex<T> {
 /// A held [`SpinMutex`]: access to its value; released when dropped (also on unwinding).
 pub struct SpinGuard<'a, T> {
     lock: &'a SpinMutex<T>,
-    /// `Send` and `Sync` as `&mut T` is (through a shared guard, `&T` could reach other threads).
-    _not_sync: PhantomData<&'a mut T>,
+    /// `Sync` as `&mut T` is (through a shared guard, `&T` could reach other threads), and not
+    /// `Send`: a guard is released by the thread that took it, as `std`'s are, which keeps the
+    /// per-thread count of held locks that debug builds check (`assert_none_held`) true.
+    _not_sync: PhantomData<(&'a mut T, *const ())>,
 }
+
+// SAFETY: sharing a guard shares `&T` only (`Deref`), as sharing `&mut T` would: sound when `T:
+// Sync`. (`*const ()` in the marker only takes `Send` away.)
+unsafe impl<T: Sync> Sync for SpinGuard<'_, T> {}
 
 impl<T> Deref for SpinGuard<'_, T> {
     type Target = T;
@@ -151,8 +157,7 @@ impl<T> Drop for SpinGuard<'_, T> {
     fn drop(&mut self) {
         // Release: what this holder wrote is visible to the next one.
         self.lock.locked.store(false, Ordering::Release);
-        // (A guard dropped on another thread than took it, which nothing here does, would leave
-        // this count high on one thread and low on the other: the check is on `<= 0`.)
+        // (A guard is not `Send`: it is dropped on the thread that took it.)
         #[cfg(debug_assertions)]
         HELD.with(|h| h.set(h.get() - 1));
     }

@@ -381,9 +381,17 @@ impl<T: FromBytes + IntoBytes + Copy> Region<'static, T> {
     /// `REG_MR` of `len` elements at `elements`, which the caller owns ([`Backing::Foreign`]).
     ///
     /// # Safety
-    /// `elements` must be aligned and valid for reads and writes of `len` `T`s, accessed by nothing
-    /// but this region until it is dropped (the caller promises as much), and stay so until the
-    /// drop returns: it deregisters, and aborts the process if the kernel refuses.
+    /// Until the region has been dropped (the drop deregisters, and aborts the process if the
+    /// kernel refuses), the device reads the `len` `T`s at `elements` whenever a work request or
+    /// a peer holding the keys asks, and, with any write access in `access` (local write, remote
+    /// write, remote atomic), writes any bytes there at any time. So `elements` must stay aligned,
+    /// allocated and mapped (readable; writable for write access) until the drop returns, and
+    /// nothing may access them meanwhile in ways those accesses would make undefined: with write
+    /// access, no references that assume nothing else writes the memory, no values some bit
+    /// patterns would make invalid; with read access only, shared reads by the program are fine.
+    /// The region's own accessors (`as_slice`, volatile reads and writes) count as such accesses:
+    /// over memory the program also reaches otherwise, do not use them. (What
+    /// `uverbs::Registration::raw` promises, and [`Region::rereg_unchecked`] extends to new flags.)
     pub unsafe fn register_foreign(
         pd: &Arc<Pd>,
         elements: NonNull<T>,
