@@ -288,6 +288,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the command that failed may have run all the same: a model daemon's connection
+    /// that broke during it (`ENOTCONN`, `sys::remote`). The daemon may then hold what the command
+    /// named (a ring, a registration) and write it with `process_vm_writev` for as long as it
+    /// runs, so memory the command named must not be freed (it is leaked). The kernel's errors
+    /// never mean that: a command it refused left nothing behind.
+    pub fn may_have_run(&self) -> bool {
+        matches!(
+            self,
+            Error::Kernel {
+                errno: Errno::ENOTCONN,
+                ..
+            }
+        )
+    }
+
     /// A kernel error; `EOPNOTSUPP` becomes [`Error::Unsupported`].
     pub fn kernel(verb: Verb, errno: Errno) -> Self {
         match errno {

@@ -240,7 +240,7 @@ impl Mlx5Cq {
         // SAFETY: `cmd` names `ring` and `dbrec`, allocated here for this CQ's device alone; they
         // move into the `Mlx5Cq` (or, on the error paths below, are freed only once the kernel CQ
         // is destroyed, else leaked), and its `Drop` frees them only after `destroy_cq` succeeded.
-        let (handle, granted) = unsafe {
+        let created = unsafe {
             ctx.create_cq_with_flags(
                 ncqe - 1,
                 init.user_handle,
@@ -250,7 +250,18 @@ impl Mlx5Cq {
                 cmd.as_bytes(),
                 resp.as_mut_bytes(),
             )
-        }?;
+        };
+        let (handle, granted) = match created {
+            Ok(c) => c,
+            Err(e) => {
+                if e.may_have_run() {
+                    // A model daemon may hold them: never freed.
+                    std::mem::forget(ring);
+                    std::mem::forget(dbrec);
+                }
+                return Err(e);
+            }
+        };
         if granted >= ncqe {
             // Best effort: the CQ is unusable; the error that matters is this one. The memory is
             // freed only if the kernel let go of it.
@@ -344,6 +355,11 @@ impl Mlx5Cq {
                 st.cq.update_consumer_index(&mut &self.shared.dbrec);
                 self.entries.store(granted, Ordering::Relaxed);
                 (old, cached, moved.map(|()| granted))
+            }
+            // A model daemon whose connection broke may have moved to the new ring: keep both.
+            Err(e) if e.may_have_run() => {
+                std::mem::forget(ring);
+                return Err(e);
             }
             // The kernel kept the old ring; the new one goes.
             Err(e) => (ring, None, Err(e)),

@@ -546,6 +546,11 @@ impl Mlx5Qp {
                 if let Some(u) = uidx {
                     m.resources.remove(WqKey::UserIndex(u));
                 }
+                if e.may_have_run() {
+                    // A model daemon may hold them: never freed.
+                    std::mem::forget(buf);
+                    std::mem::forget(dbrec);
+                }
                 return Err(e);
             }
         };

@@ -325,6 +325,10 @@ impl Mlx5Srq {
             Ok(c) => c,
             Err(e) => {
                 release(m);
+                if e.may_have_run() {
+                    // A model daemon may hold the ring and the doorbell record: never freed.
+                    std::mem::forget(shared);
+                }
                 return Err(e);
             }
         };

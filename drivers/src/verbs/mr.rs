@@ -357,7 +357,7 @@ impl<T: FromBytes + IntoBytes + Copy> Region<'static, T> {
         // `allocation` below (on success) and stay there until a later change or the drop hands
         // them to the `Mr` (`new`'s contract, as for a registration); on failure the kernel kept
         // the old range, which the region still owns.
-        let (lkey, rkey) = unsafe {
+        let reregistered = unsafe {
             mr.pd.device().ucontext().rereg_mr(
                 mr.keys.handle,
                 uapi::ib_verbs::IB_MR_REREG_TRANS,
@@ -367,7 +367,18 @@ impl<T: FromBytes + IntoBytes + Copy> Region<'static, T> {
                 mr.pd.handle(),
                 self.access,
             )
-        }?;
+        };
+        let (lkey, rkey) = match reregistered {
+            Ok(keys) => keys,
+            Err(e) => {
+                if e.may_have_run() {
+                    // A model daemon may have moved the registration to the new memory: it is
+                    // never freed (the old stays the region's, registered or not).
+                    allocation.leak();
+                }
+                return Err(e);
+            }
+        };
         mr.keys.lkey = lkey;
         mr.keys.rkey = rkey;
         self.elements = elements;
@@ -436,8 +447,24 @@ impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
             pd.device()
                 .ucontext()
                 .reg_mr(pd.handle(), addr, bytes as u64, iova, access)
-        }
-        .map_err(|e| on_demand_refusal(pd, access, uapi::ib_verbs::IB_ODP_SUPPORT, e))?;
+        };
+        let keys = match keys {
+            Ok(keys) => keys,
+            Err(e) if e.may_have_run() => {
+                // A model daemon may have registered the memory: given up as after a refused
+                // deregistration (leaked; for memory the region does not own, the process aborts).
+                backing.abandon(&e);
+                return Err(e);
+            }
+            Err(e) => {
+                return Err(on_demand_refusal(
+                    pd,
+                    access,
+                    uapi::ib_verbs::IB_ODP_SUPPORT,
+                    e,
+                ))
+            }
+        };
         Ok(Region {
             elements,
             len,
