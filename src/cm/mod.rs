@@ -423,11 +423,39 @@ impl<K: std::hash::Hash + Eq + Copy, T> Routes<K, T> {
         w.and_then(|w| w.upgrade())
     }
 
-    /// The first live entry `pred` accepts. The entries are copied (as weak references) under the
-    /// lock and upgraded after it, so the references that do not match are dropped unlocked.
-    fn find(&self, mut pred: impl FnMut(&T) -> bool) -> Option<Arc<T>> {
+    /// The first live entry `pred` accepts, with every other live entry upgraded on the way. The
+    /// entries are copied (as weak references) under the lock and upgraded after it; none of the
+    /// references is dropped here, for the caller may hold a lock that an entry's destructor must
+    /// not run under (the channel's reader).
+    fn find(&self, mut pred: impl FnMut(&T) -> bool) -> Found<T> {
         let all: Vec<Weak<T>> = lock(&self.map).values().cloned().collect();
-        all.iter().filter_map(Weak::upgrade).find(|t| pred(t))
+        let mut found = Found::default();
+        for t in all.iter().filter_map(Weak::upgrade) {
+            if pred(&t) {
+                found.hit = Some(t);
+                break;
+            }
+            found.others.push(t);
+        }
+        found
+    }
+}
+
+/// What [`Routes::find`] found: the entry `pred` accepted, and every other live entry it upgraded
+/// on the way. Drop it where no lock is held that an entry's destructor must not run under: another
+/// thread may have dropped its reference to one of them meanwhile, and this one is then the last.
+#[derive(Debug)]
+struct Found<T> {
+    hit: Option<Arc<T>>,
+    others: Vec<Arc<T>>,
+}
+
+impl<T> Default for Found<T> {
+    fn default() -> Self {
+        Found {
+            hit: None,
+            others: Vec::new(),
+        }
     }
 }
 
@@ -529,8 +557,10 @@ struct ChanInner {
     /// One reader at a time, so that events are read and processed in order. The one lock of the
     /// connection manager held across system calls: `GET_EVENT` on the non-blocking file and the
     /// commands processing an event makes (`INIT_QP_ATTR`, `MODIFY_QP`, `ACCEPT`, `REJECT`, attaching
-    /// multicast), none of which waits for the network or takes this lock; identifiers' destructors
-    /// never run under it.
+    /// multicast), none of which waits for the network or takes this lock. Identifiers' destructors
+    /// (and with them the user's drop-error hook, which may read this channel) never run under it:
+    /// every strong reference taken under it that may turn out to be an identifier's last (a
+    /// lookup's) is declared before the guard and dropped after it.
     reader: Mutex<()>,
 }
 
@@ -698,6 +728,7 @@ impl ChanInner {
             // identifier (another thread dropped its own) runs `IdInner::drop`, and an orphaned
             // request destroys its identifier, with the reader lock released.
             let target: Option<Arc<IdInner>>;
+            let mut looked_at: Found<IdInner>;
             let _orphan: Option<Request>;
             let _reader = lock(&self.reader);
             let Some(resp) = self.file.get_event_raw()? else {
@@ -709,11 +740,14 @@ impl ChanInner {
             );
             // Events carry their identifier's cookie; a multicast membership's carry the
             // membership's (and its handle, numbered apart from identifiers').
-            target = self.ids.get(resp.uid).or_else(|| {
-                multicast
-                    .then(|| self.ids.find(|id| id.is_member(resp.uid)))
-                    .flatten()
-            });
+            target = match self.ids.get(resp.uid) {
+                Some(t) => Some(t),
+                None if multicast => {
+                    looked_at = self.ids.find(|id| id.is_member(resp.uid));
+                    looked_at.hit.take()
+                }
+                None => None,
+            };
             let datagram = match (&target, resp.event) {
                 (_, RDMA_CM_EVENT_CONNECT_REQUEST) | (None, _) => resp.uid & 1 == 1,
                 (Some(t), _) => t.ps == PortSpace::Udp,
@@ -1506,7 +1540,10 @@ mod tests {
                 drop(lock(&held).take());
                 false
             });
-            tx.send(found.is_none()).unwrap();
+            let none = found.hit.is_none();
+            // The references the lookup took (the probe's last, here) are the caller's to drop.
+            drop(found);
+            tx.send(none).unwrap();
         });
         match rx.recv_timeout(Duration::from_secs(10)) {
             Ok(none) => assert!(none, "the dropped entry was found"),
@@ -1516,5 +1553,64 @@ mod tests {
             ),
         }
         assert!(lock(&table.map).is_empty(), "the entry removed itself");
+    }
+
+    /// An entry that records whether its destructor ran while `reader` was locked.
+    struct Witness {
+        reader: Arc<Mutex<()>>,
+        under_reader: Arc<AtomicBool>,
+    }
+
+    impl Drop for Witness {
+        fn drop(&mut self) {
+            let held = self.reader.try_lock().is_err();
+            self.under_reader.store(held, Ordering::SeqCst);
+        }
+    }
+
+    /// `read_one` looks a multicast event's identifier up with `find` while it holds the channel's
+    /// reader lock, and an identifier's destructor must never run under that lock: it issues
+    /// commands and calls the user's drop-error hook, which may read the same channel (a deadlock).
+    /// So `find` must drop none of the references it upgraded on the way: the caller keeps them (as
+    /// `read_one` keeps its result, declared before the reader's guard) and drops them unlocked. The
+    /// predicate stands in for another thread that drops its reference to an entry that does not
+    /// match while the lookup holds its own, which is then the last.
+    #[test]
+    fn a_lookup_leaves_the_references_it_took_to_its_caller() {
+        let table = Routes::<u64, Witness>::default();
+        let reader = Arc::new(Mutex::new(()));
+        let under_reader = Arc::new(AtomicBool::new(false));
+        let other = Arc::new(Witness {
+            reader: Arc::clone(&reader),
+            under_reader: Arc::clone(&under_reader),
+        });
+        table.insert(1, &other);
+        let mut held = Some(other);
+        {
+            // As in `read_one`: what the lookup returns is declared before the reader's guard.
+            let found;
+            let guard = lock(&reader);
+            found = table.find(|_| {
+                drop(held.take());
+                false
+            });
+            assert!(
+                !under_reader.load(Ordering::SeqCst),
+                "the lookup dropped the last reference to an entry that did not match while the \
+                 caller held its reader lock: the entry's destructor ran under it"
+            );
+            drop(guard);
+            drop(found);
+        }
+        assert!(held.is_none());
+        assert!(
+            !under_reader.load(Ordering::SeqCst),
+            "the entry's destructor ran under the reader lock"
+        );
+        assert_eq!(
+            Arc::strong_count(&reader),
+            1,
+            "the entry's destructor ran (it held the other reference)"
+        );
     }
 }
