@@ -2,7 +2,7 @@
 //! two soft-RoCE devices on a veth pair (the VM harness builds it: `tests/vm/cm-net`, rxa on
 //! 10.78.0.1 and rxb on 10.78.0.2), bytes moved both ways, private data both ways, rejects,
 //! unreachable ports, datagrams, multicast, identifiers dropped in every state without a leak,
-//! and 1 000 connect/disconnect cycles without growth.
+//! migrations losing no event, and 1 000 connect/disconnect cycles without growth.
 //!
 //! Outside the VM (no `UVERBS_CM_SERVER`) the tests say they were skipped; in the VM a missing
 //! network fails them.
@@ -745,6 +745,138 @@ fn multicast_events_reach_their_identifier_whatever_the_handles() {
     assert_eq!(e.id, id.handle());
     id.leave_multicast(group).unwrap();
     drop(pads);
+}
+
+/// Migrates `id` (whose event is queued on `from`, unread) to `to` while another thread reads
+/// `to`, with `migrate` paused for a second right after `MIGRATE_ID` (a test hook of debug
+/// builds): the kernel has moved the identifier and its queued event to `to`'s file, and the
+/// reading thread meets it before `migrate` returns. Returns the moved identifier and what that
+/// thread got.
+#[cfg(debug_assertions)]
+fn migrate_while_the_new_channel_is_read(
+    id: uverbs::cm::CmId,
+    from: &EventChannel,
+    to: &EventChannel,
+) -> (uverbs::cm::CmId, Option<uverbs::cm::Event>) {
+    assert!(
+        from.wait_readable(T).unwrap(),
+        "the event is queued on the old channel"
+    );
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            // Without blocking in poll(2): the kernel does not wake a thread waiting on `to`'s
+            // file for the events `MIGRATE_ID` moves there.
+            let deadline = Instant::now() + T;
+            while Instant::now() < deadline {
+                if let Some(e) = to.try_get_event().unwrap() {
+                    return Some(e);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            None
+        });
+        uverbs::cm::__set_migrate_pause(Duration::from_secs(1));
+        let moved = id.migrate(to);
+        uverbs::cm::__set_migrate_pause(Duration::ZERO);
+        let moved = moved.unwrap();
+        (moved, reader.join().unwrap())
+    })
+}
+
+/// An identifier's event that another thread reads on the new channel while `migrate` runs reaches
+/// it (here `ADDR_RESOLVED`, routed by the identifier's cookie). `migrate` used to issue
+/// `MIGRATE_ID` first and only then give the identifier to the new channel; an event read there in
+/// between found nobody and was dropped. The window is a few instructions wide; a test-only pause
+/// right after `MIGRATE_ID` (`__set_migrate_pause`, debug builds) holds it open.
+#[cfg(debug_assertions)]
+#[test]
+fn an_event_read_on_the_new_channel_during_a_migration_reaches_its_identifier() {
+    let Some((server, client)) =
+        net("an_event_read_on_the_new_channel_during_a_migration_reaches_its_identifier")
+    else {
+        return;
+    };
+    let _s = serial();
+    let from = EventChannel::new().unwrap();
+    let to = EventChannel::new().unwrap();
+    let id = from.create_id(PortSpace::Tcp).unwrap();
+    id.resolve_addr(
+        Some(SocketAddr::new(client, 0)),
+        SocketAddr::new(server, 7),
+        T,
+    )
+    .unwrap();
+    let (id, got) = migrate_while_the_new_channel_is_read(id, &from, &to);
+    let e = got.expect("the ADDR_RESOLVED read on the new channel during the migration was lost");
+    assert!(matches!(e.kind, EventKind::AddrResolved), "{e:?}");
+    assert_eq!(e.id, id.handle());
+    // It was reported once.
+    for (what, ch) in [("old", &from), ("new", &to)] {
+        let left = ch.get_event_timeout(Duration::from_millis(200)).unwrap();
+        assert!(left.is_none(), "left on the {what} channel: {left:?}");
+    }
+}
+
+/// As `an_event_read_on_the_new_channel_during_a_migration_reaches_its_identifier`, for a
+/// multicast event, which carries its membership's cookie: the memberships must be on the new
+/// channel before the kernel can report there.
+#[cfg(debug_assertions)]
+#[test]
+fn a_multicast_event_read_on_the_new_channel_during_a_migration_reaches_its_identifier() {
+    let Some((server, _)) =
+        net("a_multicast_event_read_on_the_new_channel_during_a_migration_reaches_its_identifier")
+    else {
+        return;
+    };
+    let _s = serial();
+    let from = EventChannel::new().unwrap();
+    let to = EventChannel::new().unwrap();
+    let id = from.create_id(PortSpace::Udp).unwrap();
+    id.bind(SocketAddr::new(server, 0)).unwrap();
+    let group: SocketAddr = "239.1.2.5:0".parse().unwrap();
+    id.join_multicast(group).unwrap();
+    let (id, got) = migrate_while_the_new_channel_is_read(id, &from, &to);
+    let e = got.expect("the MULTICAST_JOIN read on the new channel during the migration was lost");
+    assert!(matches!(e.kind, EventKind::MulticastJoin { .. }), "{e:?}");
+    assert_eq!(e.id, id.handle());
+    for (what, ch) in [("old", &from), ("new", &to)] {
+        let left = ch.get_event_timeout(Duration::from_millis(200)).unwrap();
+        assert!(left.is_none(), "left on the {what} channel: {left:?}");
+    }
+    // The membership moved with the identifier.
+    id.leave_multicast(group).unwrap();
+}
+
+/// An event another identifier's wait read on the old channel and kept aside moves with its
+/// identifier.
+#[test]
+fn an_event_parked_on_the_old_channel_follows_a_migrated_identifier() {
+    let Some((server, client)) =
+        net("an_event_parked_on_the_old_channel_follows_a_migrated_identifier")
+    else {
+        return;
+    };
+    let _s = serial();
+    let from = EventChannel::new().unwrap();
+    let to = EventChannel::new().unwrap();
+    let a = from.create_id(PortSpace::Tcp).unwrap();
+    let b = from.create_id(PortSpace::Tcp).unwrap();
+    a.resolve_addr(
+        Some(SocketAddr::new(client, 0)),
+        SocketAddr::new(server, 7),
+        T,
+    )
+    .unwrap();
+    assert!(from.wait_readable(T).unwrap(), "ADDR_RESOLVED is queued");
+    // `b`'s wait reads `a`'s event and keeps it for `a`.
+    let e = b.get_event_timeout(Duration::from_millis(300)).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+    let a = a.migrate(&to).unwrap();
+    let e = a.get_event_timeout(T).unwrap();
+    assert!(matches!(e.kind, EventKind::AddrResolved), "{e:?}");
+    let left = from.get_event_timeout(Duration::from_millis(200)).unwrap();
+    assert!(left.is_none(), "left on the old channel: {left:?}");
+    drop((a, b));
 }
 
 /// Whether `fd` becomes readable within `ms` milliseconds.

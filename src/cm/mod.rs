@@ -423,11 +423,39 @@ impl<K: std::hash::Hash + Eq + Copy, T> Routes<K, T> {
         w.and_then(|w| w.upgrade())
     }
 
-    /// The first live entry `pred` accepts. The entries are copied (as weak references) under the
-    /// lock and upgraded after it, so the references that do not match are dropped unlocked.
-    fn find(&self, mut pred: impl FnMut(&T) -> bool) -> Option<Arc<T>> {
+    /// The first live entry `pred` accepts, with every other live entry upgraded on the way. The
+    /// entries are copied (as weak references) under the lock and upgraded after it; none of the
+    /// references is dropped here, for the caller may hold a lock that an entry's destructor must
+    /// not run under (the channel's reader).
+    fn find(&self, mut pred: impl FnMut(&T) -> bool) -> Found<T> {
         let all: Vec<Weak<T>> = lock(&self.map).values().cloned().collect();
-        all.iter().filter_map(Weak::upgrade).find(|t| pred(t))
+        let mut found = Found::default();
+        for t in all.iter().filter_map(Weak::upgrade) {
+            if pred(&t) {
+                found.hit = Some(t);
+                break;
+            }
+            found.others.push(t);
+        }
+        found
+    }
+}
+
+/// What [`Routes::find`] found: the entry `pred` accepted, and every other live entry it upgraded
+/// on the way. Drop it where no lock is held that an entry's destructor must not run under: another
+/// thread may have dropped its reference to one of them meanwhile, and this one is then the last.
+#[derive(Debug)]
+struct Found<T> {
+    hit: Option<Arc<T>>,
+    others: Vec<Arc<T>>,
+}
+
+impl<T> Default for Found<T> {
+    fn default() -> Self {
+        Found {
+            hit: None,
+            others: Vec::new(),
+        }
     }
 }
 
@@ -526,11 +554,15 @@ struct ChanInner {
     ids: Routes<u64, IdInner>,
     /// Events read while waiting for another identifier's.
     pending: Mutex<VecDeque<Parked>>,
-    /// One reader at a time, so that events are read and processed in order. The one lock of the
-    /// connection manager held across system calls: `GET_EVENT` on the non-blocking file and the
+    /// One reader at a time, so that events are read, processed and parked in order. The one lock
+    /// of the connection manager held across system calls: `GET_EVENT` on the non-blocking file, the
     /// commands processing an event makes (`INIT_QP_ATTR`, `MODIFY_QP`, `ACCEPT`, `REJECT`, attaching
-    /// multicast), none of which waits for the network or takes this lock; identifiers' destructors
-    /// never run under it.
+    /// multicast), and `MIGRATE_ID` (a migration holds the readers of both channels, so that no
+    /// event of either is read, processed or parked while an identifier moves between them); none
+    /// of these waits for the network or takes this lock. Identifiers' destructors (and with them
+    /// the user's drop-error hook, which may read this channel) never run under it: every strong
+    /// reference taken under it that may turn out to be an identifier's last (a lookup's, a parked
+    /// request refused) is declared before the guard and dropped after it.
     reader: Mutex<()>,
 }
 
@@ -604,9 +636,10 @@ impl EventChannel {
             let parked = lock(&self.inner.pending).pop_front();
             let next = match parked {
                 Some(p) => p,
-                None => match self.inner.read_one()? {
-                    Some(p) => p,
-                    None => return Ok(None),
+                None => match self.inner.read_one(None)? {
+                    Read::Event(p) => p,
+                    Read::Other => continue,
+                    Read::Empty => return Ok(None),
                 },
             };
             if let Some(e) = next.ev.into_event() {
@@ -648,7 +681,7 @@ impl EventChannel {
     }
 
     /// Waits up to `timeout` for the next event of the identifier with cookie `uid`, keeping the
-    /// others for [`EventChannel::get_event`].
+    /// others for their identifiers' waits and [`EventChannel::get_event`].
     fn wait_for(&self, uid: u64, timeout: Duration) -> Result<Event, Error> {
         let deadline = Instant::now() + timeout;
         loop {
@@ -665,14 +698,16 @@ impl EventChannel {
                     None => continue,
                 }
             }
-            match self.inner.read_one()? {
-                Some(p) if p.uid == uid => {
+            match self.inner.read_one(Some(uid))? {
+                Read::Event(p) => {
                     if let Some(e) = p.ev.into_event() {
                         return Ok(e);
                     }
                 }
-                Some(p) => self.inner.park(p),
-                None => {
+                // Parked for its identifier: look at the parked events again (another thread may
+                // have parked one of this identifier's meanwhile), then read on.
+                Read::Other => {}
+                Read::Empty => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         return Err(Error::TimedOut {
@@ -688,20 +723,37 @@ impl EventChannel {
     }
 }
 
+/// What [`ChanInner::read_one`] read.
+#[derive(Debug)]
+enum Read {
+    /// No event is queued.
+    Empty,
+    /// An event of another identifier than the one asked for: parked for it (or dropped, its
+    /// identifier gone).
+    Other,
+    /// An event of the identifier asked for (of any, when none was named).
+    Event(Parked),
+}
+
 impl ChanInner {
-    /// Reads and processes one event; `None` when none is queued. Events of identifiers already
-    /// dropped are skipped (a connection request to a dropped listener is destroyed, which
-    /// rejects it).
-    fn read_one(self: &Arc<Self>) -> Result<Option<Parked>, Error> {
+    /// Reads and processes one event: [`Read::Event`] if it is for the identifier with cookie
+    /// `want` (for any, with `None`), else parks it for its own ([`Read::Other`]) before the reader
+    /// lock is released, so that a migration, which takes that lock, finds each event of its
+    /// identifier that this channel read either handed out or parked (and moves the parked ones).
+    /// Events of identifiers already dropped are skipped (a connection request to a dropped
+    /// listener is destroyed, which rejects it).
+    fn read_one(self: &Arc<Self>, want: Option<u64>) -> Result<Read, Error> {
         loop {
             // Declared before the reader's guard, so dropped after it: the last reference to an
             // identifier (another thread dropped its own) runs `IdInner::drop`, and an orphaned
-            // request destroys its identifier, with the reader lock released.
+            // or refused request destroys its identifier, with the reader lock released.
             let target: Option<Arc<IdInner>>;
+            let mut looked_at: Found<IdInner>;
             let _orphan: Option<Request>;
+            let _refused: Option<Parked>;
             let _reader = lock(&self.reader);
             let Some(resp) = self.file.get_event_raw()? else {
-                return Ok(None);
+                return Ok(Read::Empty);
             };
             let multicast = matches!(
                 resp.event,
@@ -709,17 +761,20 @@ impl ChanInner {
             );
             // Events carry their identifier's cookie; a multicast membership's carry the
             // membership's (and its handle, numbered apart from identifiers').
-            target = self.ids.get(resp.uid).or_else(|| {
-                multicast
-                    .then(|| self.ids.find(|id| id.is_member(resp.uid)))
-                    .flatten()
-            });
+            target = match self.ids.get(resp.uid) {
+                Some(t) => Some(t),
+                None if multicast => {
+                    looked_at = self.ids.find(|id| id.is_member(resp.uid));
+                    looked_at.hit.take()
+                }
+                None => None,
+            };
             let datagram = match (&target, resp.event) {
                 (_, RDMA_CM_EVENT_CONNECT_REQUEST) | (None, _) => resp.uid & 1 == 1,
                 (Some(t), _) => t.ps == PortSpace::Udp,
             };
             let ev = raw::decode_event(zerocopy::IntoBytes::as_bytes(&resp), datagram)?;
-            if ev.event == RDMA_CM_EVENT_CONNECT_REQUEST {
+            let p = if ev.event == RDMA_CM_EVENT_CONNECT_REQUEST {
                 let ps = if datagram {
                     PortSpace::Udp
                 } else {
@@ -732,46 +787,51 @@ impl ChanInner {
                     ps,
                     data: ev.data,
                 };
-                if let Some(l) = &target {
-                    req.listener = l.handle;
-                    return Ok(Some(Parked {
-                        uid: l.uid,
-                        ev: Incoming::Request(req),
-                    }));
+                let Some(l) = &target else {
+                    // Its listener is gone (the kernel drops the requests still queued for a
+                    // destroyed listener, not one read meanwhile): reject it.
+                    _orphan = Some(req);
+                    continue;
+                };
+                req.listener = l.handle;
+                Parked {
+                    uid: l.uid,
+                    ev: Incoming::Request(req),
                 }
-                // Its listener is gone (the kernel drops the requests still queued for a destroyed
-                // listener, not one read meanwhile): reject it.
-                _orphan = Some(req);
-                continue;
-            }
-            let Some(t) = &target else {
-                // Its identifier is gone (the kernel drops the events of destroyed ones, but one
-                // may have been read meanwhile): nothing to report it to.
-                continue;
+            } else {
+                let Some(t) = &target else {
+                    // Its identifier is gone (the kernel drops the events of destroyed ones, but
+                    // one may have been read meanwhile): nothing to report it to.
+                    continue;
+                };
+                Parked {
+                    uid: t.uid,
+                    ev: Incoming::Ready(t.process(ev)),
+                }
             };
-            return Ok(Some(Parked {
-                uid: t.uid,
-                ev: Incoming::Ready(t.process(ev)),
-            }));
+            if want.is_some_and(|uid| uid != p.uid) {
+                _refused = self.park(p);
+                return Ok(Read::Other);
+            }
+            return Ok(Read::Event(p));
         }
     }
 
     /// Keeps `p` for its identifier's next wait, unless that identifier is gone: it may have been
-    /// dropped since the event was read, and its destructor already took its parked events.
-    fn park(&self, p: Parked) {
-        let refused = {
-            let mut pending = lock(&self.pending);
-            // Under the `pending` lock, which `IdInner::drop` takes after removing its route: it
-            // either sees this event or its route is gone here.
-            if self.ids.contains(p.uid) {
-                pending.push_back(p);
-                None
-            } else {
-                Some(p)
-            }
-        };
-        // A refused request destroys its identifier: unlocked.
-        drop(refused);
+    /// dropped since the event was read, and its destructor already took its parked events. Returns
+    /// `p` if refused, for the caller to drop where it holds no lock (a request destroys its
+    /// identifier, which may call the drop-error hook).
+    #[must_use = "a refused event must be dropped where no lock is held"]
+    fn park(&self, p: Parked) -> Option<Parked> {
+        let mut pending = lock(&self.pending);
+        // Under the `pending` lock, which `IdInner::drop` takes after removing its route: it
+        // either sees this event or its route is gone here.
+        if self.ids.contains(p.uid) {
+            pending.push_back(p);
+            None
+        } else {
+            Some(p)
+        }
     }
 
     /// Takes the events parked for the identifier with cookie `uid`.
@@ -811,8 +871,18 @@ struct IdInner {
     /// The resources this side asked for with its connect or accept, applied at RTR/RTS.
     rd_atomic: Mutex<Option<(u8, u8)>>,
     mcast: Mutex<Vec<Membership>>,
-    /// Moved to another channel: the new owner destroys it.
+    /// Moved to another channel (or the new channel's stand-in of a migration that failed): the
+    /// identifier's other `IdInner` owns the kernel's identifier, its queue pair and memberships;
+    /// this one's destructor only removes its route.
     moved: AtomicBool,
+}
+
+/// What an identifier's `IdInner` hands to its successor on another channel ([`CmId::migrate`]).
+#[derive(Debug, Default)]
+struct Belongings {
+    qp: Option<Arc<crate::qp::QpInner>>,
+    rd_atomic: Option<(u8, u8)>,
+    mcast: Vec<Membership>,
 }
 
 impl Drop for IdInner {
@@ -847,6 +917,15 @@ impl Drop for IdInner {
 }
 
 impl IdInner {
+    /// Takes the queue pair, resources and memberships, for another `IdInner` of the identifier.
+    fn take_belongings(&self) -> Belongings {
+        Belongings {
+            qp: lock(&self.qp).take(),
+            rd_atomic: lock(&self.rd_atomic).take(),
+            mcast: std::mem::take(&mut *lock(&self.mcast)),
+        }
+    }
+
     /// Whether the multicast membership with cookie `uid` is this identifier's.
     fn is_member(&self, uid: u64) -> bool {
         lock(&self.mcast).iter().any(|m| m.uid == uid)
@@ -873,7 +952,9 @@ impl IdInner {
 
     /// Turns a decoded event into the user's, doing what librdmacm does on the way: completes the
     /// active side of a connection on `CONNECT_RESPONSE`, attaches the queue pair on
-    /// `MULTICAST_JOIN`.
+    /// `MULTICAST_JOIN`. Runs under the channel's reader lock; the queue pair it clones is never
+    /// the last reference (this live identifier holds one, which only its destructor or a
+    /// migration, which takes the same lock, takes away).
     fn process(&self, ev: CmEvent) -> Event {
         let errno = -ev.status;
         let kind = match (ev.event, ev.data) {
@@ -991,14 +1072,26 @@ pub struct CmId {
 
 impl CmId {
     fn register(chan: &Arc<ChanInner>, handle: u32, uid: u64, ps: PortSpace) -> CmId {
+        CmId::register_with(chan, handle, uid, ps, Belongings::default())
+    }
+
+    /// Registers the identifier on `chan` with what it has: its events read there from now on
+    /// reach it (multicast ones by its memberships).
+    fn register_with(
+        chan: &Arc<ChanInner>,
+        handle: u32,
+        uid: u64,
+        ps: PortSpace,
+        b: Belongings,
+    ) -> CmId {
         let inner = Arc::new(IdInner {
             chan: Arc::clone(chan),
             handle,
             uid,
             ps,
-            qp: Mutex::new(None),
-            rd_atomic: Mutex::new(None),
-            mcast: Mutex::default(),
+            qp: Mutex::new(b.qp),
+            rd_atomic: Mutex::new(b.rd_atomic),
+            mcast: Mutex::new(b.mcast),
             moved: AtomicBool::new(false),
         });
         chan.ids.insert(uid, &inner);
@@ -1445,24 +1538,111 @@ impl CmId {
         )?)
     }
 
-    /// Moves the identifier to another event channel (`rdma_migrate_id`), with its queued events
-    /// (and those the old channel read and kept for it; one read by another thread of the old
-    /// channel during the move is reported there).
+    /// Moves the identifier to another event channel (`rdma_migrate_id`), with the events the
+    /// kernel queued for it and those the old channel read and kept for it. It is on the new
+    /// channel before the kernel moves it, so its events read there, by any thread, reach it.
+    /// Neither channel reads events while it moves (readers wait): an event of the identifier that
+    /// a read of the old channel ([`EventChannel::get_event`] and kin) returned before is that
+    /// caller's; none is lost.
+    ///
+    /// A thread already blocked waiting on the new channel is not woken by the events the kernel
+    /// moves there (`MIGRATE_ID` does not wake the file's pollers): it sees them with its next
+    /// event or at its timeout. Read them with [`EventChannel::try_get_event`] (or a wait) after
+    /// `migrate` returns.
+    ///
+    /// If the kernel refuses, the identifier is destroyed (it was moved into the call).
     pub fn migrate(self, to: &EventChannel) -> io::Result<CmId> {
-        self.file().migrate_id(self.handle(), &to.inner.file)?;
-        self.inner.moved.store(true, Ordering::Relaxed);
-        let id = CmId::register(&to.inner, self.inner.handle, self.inner.uid, self.inner.ps);
-        let qp = lock(&self.inner.qp).take();
-        *lock(&id.inner.qp) = qp;
-        let rd_atomic = *lock(&self.inner.rd_atomic);
-        *lock(&id.inner.rd_atomic) = rd_atomic;
-        let mcast = std::mem::take(&mut *lock(&self.inner.mcast));
-        *lock(&id.inner.mcast) = mcast;
-        // Parked connection requests stay requests of the old channel's file (`Request::home`).
-        for p in self.inner.chan.take_parked(self.inner.uid) {
-            to.inner.park(p);
+        let from = Arc::clone(&self.inner.chan);
+        let (handle, uid, ps) = (self.inner.handle, self.inner.uid, self.inner.ps);
+        // Dropped after the readers' guards (a refused request destroys its identifier; a failed
+        // migration's stand-in removes its route).
+        let mut refused = Vec::new();
+        let moved: Result<CmId, (Error, CmId)>;
+        {
+            let _readers = lock_readers(&from, &to.inner);
+            // On the new channel, with its queue pair and memberships, before the kernel can report
+            // there: an event read on `to` as soon as `MIGRATE_ID` moved the identifier finds it.
+            // Nothing reads `from` meanwhile, so nothing needs them there.
+            let new = CmId::register_with(&to.inner, handle, uid, ps, self.inner.take_belongings());
+            match self.file().migrate_id(handle, &to.inner.file) {
+                Ok(_) => {
+                    migrate_pause();
+                    self.inner.moved.store(true, Ordering::Relaxed);
+                    // Parked here before the readers of `to` read the identifier's next events.
+                    // Connection requests stay requests of the old channel's file
+                    // (`Request::home`).
+                    for p in from.take_parked(uid) {
+                        refused.extend(to.inner.park(p));
+                    }
+                    moved = Ok(new);
+                }
+                Err(e) => {
+                    // As it was: the new channel never saw an event of the identifier.
+                    let b = new.inner.take_belongings();
+                    *lock(&self.inner.qp) = b.qp;
+                    *lock(&self.inner.rd_atomic) = b.rd_atomic;
+                    *lock(&self.inner.mcast) = b.mcast;
+                    new.inner.moved.store(true, Ordering::Relaxed);
+                    // `to` may be `from`, where `new`'s route replaced this one's.
+                    from.ids.insert(uid, &self.inner);
+                    moved = Err((e, new));
+                }
+            }
         }
-        Ok(id)
+        drop(refused);
+        match moved {
+            Ok(id) => Ok(id),
+            Err((e, stand_in)) => {
+                drop(stand_in);
+                Err(e.into())
+            }
+        }
+    }
+}
+
+/// The reader locks of channels `a` and `b` (one if they are the same), taken in address order:
+/// two migrations in opposite directions cannot deadlock.
+fn lock_readers<'a>(
+    a: &'a ChanInner,
+    b: &'a ChanInner,
+) -> (MutexGuard<'a, ()>, Option<MutexGuard<'a, ()>>) {
+    if std::ptr::eq(a, b) {
+        return (lock(&a.reader), None);
+    }
+    let (first, second) = if (a as *const ChanInner) < (b as *const ChanInner) {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let g = lock(&first.reader);
+    (g, Some(lock(&second.reader)))
+}
+
+/// Test hook (debug builds only): how long [`CmId::migrate`] pauses right after `MIGRATE_ID`, in
+/// milliseconds; 0 (the default) is no pause.
+#[cfg(debug_assertions)]
+static MIGRATE_PAUSE_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Not API (debug builds only): makes every [`CmId::migrate`] of the process pause for `pause`
+/// right after its `MIGRATE_ID` succeeded, so that a test can act in the window when the kernel
+/// has moved the identifier and `migrate` has not returned. [`Duration::ZERO`] ends the pauses.
+#[cfg(debug_assertions)]
+#[doc(hidden)]
+pub fn __set_migrate_pause(pause: Duration) {
+    MIGRATE_PAUSE_MS.store(
+        u64::try_from(pause.as_millis()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+}
+
+/// The pause `__set_migrate_pause` asked for, if any.
+fn migrate_pause() {
+    #[cfg(debug_assertions)]
+    {
+        let ms = MIGRATE_PAUSE_MS.load(Ordering::Relaxed);
+        if ms > 0 {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
     }
 }
 
@@ -1506,7 +1686,10 @@ mod tests {
                 drop(lock(&held).take());
                 false
             });
-            tx.send(found.is_none()).unwrap();
+            let none = found.hit.is_none();
+            // The references the lookup took (the probe's last, here) are the caller's to drop.
+            drop(found);
+            tx.send(none).unwrap();
         });
         match rx.recv_timeout(Duration::from_secs(10)) {
             Ok(none) => assert!(none, "the dropped entry was found"),
@@ -1516,5 +1699,64 @@ mod tests {
             ),
         }
         assert!(lock(&table.map).is_empty(), "the entry removed itself");
+    }
+
+    /// An entry that records whether its destructor ran while `reader` was locked.
+    struct Witness {
+        reader: Arc<Mutex<()>>,
+        under_reader: Arc<AtomicBool>,
+    }
+
+    impl Drop for Witness {
+        fn drop(&mut self) {
+            let held = self.reader.try_lock().is_err();
+            self.under_reader.store(held, Ordering::SeqCst);
+        }
+    }
+
+    /// `read_one` looks a multicast event's identifier up with `find` while it holds the channel's
+    /// reader lock, and an identifier's destructor must never run under that lock: it issues
+    /// commands and calls the user's drop-error hook, which may read the same channel (a deadlock).
+    /// So `find` must drop none of the references it upgraded on the way: the caller keeps them (as
+    /// `read_one` keeps its result, declared before the reader's guard) and drops them unlocked. The
+    /// predicate stands in for another thread that drops its reference to an entry that does not
+    /// match while the lookup holds its own, which is then the last.
+    #[test]
+    fn a_lookup_leaves_the_references_it_took_to_its_caller() {
+        let table = Routes::<u64, Witness>::default();
+        let reader = Arc::new(Mutex::new(()));
+        let under_reader = Arc::new(AtomicBool::new(false));
+        let other = Arc::new(Witness {
+            reader: Arc::clone(&reader),
+            under_reader: Arc::clone(&under_reader),
+        });
+        table.insert(1, &other);
+        let mut held = Some(other);
+        {
+            // As in `read_one`: what the lookup returns is declared before the reader's guard.
+            let found;
+            let guard = lock(&reader);
+            found = table.find(|_| {
+                drop(held.take());
+                false
+            });
+            assert!(
+                !under_reader.load(Ordering::SeqCst),
+                "the lookup dropped the last reference to an entry that did not match while the \
+                 caller held its reader lock: the entry's destructor ran under it"
+            );
+            drop(guard);
+            drop(found);
+        }
+        assert!(held.is_none());
+        assert!(
+            !under_reader.load(Ordering::SeqCst),
+            "the entry's destructor ran under the reader lock"
+        );
+        assert_eq!(
+            Arc::strong_count(&reader),
+            1,
+            "the entry's destructor ran (it held the other reference)"
+        );
     }
 }
