@@ -22,7 +22,7 @@
 //! channel builds itself ([`Channel::has_invoke_write`], [`Channel::ring_send_doorbell`]) are safe.
 
 use std::marker::PhantomData;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -288,27 +288,24 @@ pub struct Channel {
 }
 
 impl Channel {
-    /// Opens `path` (a `/dev/infiniband/uverbsN`), checking that it is the character device `dev`
-    /// where that is given, for a device whose driver has `driver_id`.
+    /// Opens `path`, a uverbs character device (`/dev/infiniband/uverbsN`), for a device whose
+    /// driver has `driver_id`; where `dev` is given, it must be that device's number (what sysfs
+    /// says).
+    ///
+    /// Anything but a uverbs character device is refused with [`Error::NotAUverbsDevice`] before a
+    /// command is written to it: a path that is not a character device is not even opened, and a
+    /// character device must be filed under `infiniband_verbs` in sysfs
+    /// (`dev/char/MAJ:MIN/subsystem` under [`sys::sysfs_root`], the tree discovery reads). The file
+    /// is checked again once open (the path may name another file by then). The channel's commands
+    /// carry pointers the kernel writes through, and their answers name descriptors the crate
+    /// adopts: another file would take them under its own protocol, or (a regular file, a
+    /// `/dev/null`) accept them and answer nothing.
     pub fn open(path: &Path, dev: Option<(u32, u32)>, driver_id: u32) -> Result<Channel> {
+        let st = nix::sys::stat::stat(path).map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
+        check_uverbs_device(path, &st, dev)?;
         let fd = sys::open_device(path).map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
-        if let Some(expected) = dev {
-            let actual = sys::char_device_number(fd.as_fd())
-                .map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
-            if actual != expected {
-                return Err(Error::Protocol {
-                    verb: Verb::OpenDevice,
-                    what: format!(
-                        "{} is device {}:{}, sysfs says {}:{}",
-                        path.display(),
-                        actual.0,
-                        actual.1,
-                        expected.0,
-                        expected.1
-                    ),
-                });
-            }
-        }
+        let opened = nix::sys::stat::fstat(&fd).map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
+        check_uverbs_device(path, &opened, dev)?;
         Ok(Channel::from_fd(fd, driver_id))
     }
 
@@ -661,6 +658,61 @@ impl Channel {
         let verb = Verb::Raw(RawVerb::Ioctl(cmd.object(), cmd.method()));
         // SAFETY: the caller keeps this function's contract, which is `ioctl`'s.
         unsafe { self.ioctl(verb, cmd) }
+    }
+}
+
+/// Checks that `st` (of `path`) is a uverbs character device, and device `expected` where that is
+/// given (see [`Channel::open`]).
+fn check_uverbs_device(
+    path: &Path,
+    st: &nix::sys::stat::FileStat,
+    expected: Option<(u32, u32)>,
+) -> Result<()> {
+    let refuse = |what: String| {
+        Err(Error::NotAUverbsDevice {
+            path: path.to_owned(),
+            what,
+        })
+    };
+    let kind = st.st_mode & libc::S_IFMT;
+    if kind != libc::S_IFCHR {
+        let what = match kind {
+            libc::S_IFREG => "a regular file",
+            libc::S_IFDIR => "a directory",
+            libc::S_IFIFO => "a FIFO",
+            libc::S_IFSOCK => "a socket",
+            libc::S_IFBLK => "a block device",
+            _ => "not a character device",
+        };
+        return refuse(what.into());
+    }
+    let actual = (
+        nix::sys::stat::major(st.st_rdev) as u32,
+        nix::sys::stat::minor(st.st_rdev) as u32,
+    );
+    if let Some(expected) = expected {
+        if actual != expected {
+            return refuse(format!(
+                "character device {}:{}, sysfs says the device is {}:{}",
+                actual.0, actual.1, expected.0, expected.1
+            ));
+        }
+    }
+    let root = sys::sysfs_root();
+    match sys::char_device_subsystem(&root, actual) {
+        Ok(s) if s == "infiniband_verbs" => Ok(()),
+        Ok(s) => refuse(format!(
+            "character device {}:{} of subsystem {}",
+            actual.0,
+            actual.1,
+            s.to_string_lossy()
+        )),
+        Err(e) => refuse(format!(
+            "character device {}:{}, whose subsystem {} does not say ({e})",
+            actual.0,
+            actual.1,
+            root.join("dev/char").display()
+        )),
     }
 }
 

@@ -14,8 +14,7 @@ use uverbs_uapi as uapi;
 use crate::error::{Error, Result};
 use crate::netlink::Netlink;
 
-/// The sysfs root that real devices live under.
-pub const SYSFS: &str = "/sys";
+pub use crate::sys::{sysfs_root, SYSFS};
 
 /// The drivers this crate has backends for, and the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,17 +143,6 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
     }
     let netlink = Netlink::open(Duration::from_secs(2)).ok();
     devices_in(&sysfs_root(), Path::new("/dev/infiniband"), netlink)
-}
-
-/// The sysfs root discovery reads: `$SYSFS_PATH` where it is set (and the program is not running
-/// with raised privileges), else `/sys`, as libibverbs has it (`ibv_get_sysfs_path`).
-pub fn sysfs_root() -> PathBuf {
-    // SAFETY: `getauxval` only reads the auxiliary vector the kernel gave the process.
-    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
-    match std::env::var_os("SYSFS_PATH") {
-        Some(p) if !secure && !p.is_empty() => PathBuf::from(p),
-        _ => PathBuf::from(SYSFS),
-    }
 }
 
 /// Looks a device up by name among the discovered ones.

@@ -7,9 +7,9 @@
 //! Discovery uses sysfs reads (plain `std::fs`) and an RDMA netlink socket (safe `nix` calls, kept here
 //! too so that this file is the whole of the kernel surface).
 
-use std::ffi::CStr;
+use std::ffi::{CStr, OsStr, OsString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -175,6 +175,32 @@ impl DeviceFile {
             DeviceFile::Model(_) => self.mmap(len, offset),
         }
     }
+}
+
+/// The sysfs root that real devices live under.
+pub const SYSFS: &str = "/sys";
+
+/// The sysfs root discovery reads: `$SYSFS_PATH` where it is set (and the program is not running
+/// with raised privileges), else `/sys`, as libibverbs has it (`ibv_get_sysfs_path`).
+pub fn sysfs_root() -> PathBuf {
+    // SAFETY: `getauxval` only reads the auxiliary vector the kernel gave the process.
+    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
+    match std::env::var_os("SYSFS_PATH") {
+        Some(p) if !secure && !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(SYSFS),
+    }
+}
+
+/// The subsystem sysfs files character device `dev` (major, minor) under, in the tree at `sysfs`:
+/// the last component of the link `dev/char/MAJ:MIN/subsystem` (`infiniband_verbs` for a uverbs
+/// device, `mem` for `/dev/null`).
+pub fn char_device_subsystem(sysfs: &Path, dev: (u32, u32)) -> std::io::Result<OsString> {
+    let link = sysfs.join(format!("dev/char/{}:{}/subsystem", dev.0, dev.1));
+    let target = std::fs::read_link(&link)?;
+    target
+        .file_name()
+        .map(OsStr::to_owned)
+        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))
 }
 
 /// Opens a uverbs character device for reading and writing, close-on-exec.
