@@ -178,9 +178,11 @@ impl<'a> IoctlCmd<'a> {
         self
     }
 
-    /// A new file: the kernel writes its descriptor back; take it with [`IoctlCmd::take_fd`].
+    /// A new file: the kernel writes its descriptor back; take it with [`IoctlCmd::take_fd`]. The
+    /// attribute's value is -1 until then (the kernel ignores it for a new object), so that an
+    /// answer that wrote none is told from descriptor 0.
     pub fn new_fd(&mut self, attr_id: u16) -> Slot {
-        self.push(attr_id, 0, 0)
+        self.push(attr_id, 0, NO_FD as u64)
     }
 
     /// Driver-specific input (`UVERBS_ATTR_UHW_IN`), left out when empty.
@@ -205,16 +207,18 @@ impl<'a> IoctlCmd<'a> {
         self.buf.attrs[slot.0].data as u32
     }
 
-    /// The file the kernel created for a new-fd attribute.
+    /// The file the kernel created for a new-fd attribute ([`IoctlCmd::new_fd`]); an error naming
+    /// `verb` when the attribute holds no descriptor number (nothing wrote it).
     ///
     /// # Safety
     /// Call at most once per slot, and only after the command succeeded: the descriptor is then a fresh
     /// one that nobody else owns.
-    pub unsafe fn take_fd(&self, slot: Slot) -> OwnedFd {
-        let fd = self.buf.attrs[slot.0].data as i64 as RawFd;
-        // SAFETY: per this function's contract the command succeeded, so the kernel installed a new
-        // descriptor for this attribute, and this is the only place that takes it.
-        unsafe { sys::adopt_fd(fd) }
+    pub unsafe fn take_fd(&self, verb: Verb, slot: Slot) -> Result<OwnedFd> {
+        let fd = written_fd(verb, self.buf.attrs[slot.0].data as i64)?;
+        // SAFETY: per this function's contract the command succeeded, so the number written into
+        // the attribute (it held -1 before) is the descriptor the kernel installed for it, and this
+        // is the only place that takes it.
+        Ok(unsafe { sys::adopt_fd(fd) })
     }
 
     /// Whether the kernel wrote an output attribute (`UVERBS_ATTR_F_VALID_OUTPUT`).
@@ -238,6 +242,30 @@ impl<'a> IoctlCmd<'a> {
         out.extend_from_slice(self.buf.attrs.as_bytes());
         out.truncate(len);
         out
+    }
+}
+
+/// What an answer's descriptor field holds until the kernel writes a descriptor there: the crate
+/// fills new-fd attributes ([`IoctlCmd::new_fd`]) and the descriptor fields of write commands'
+/// responses (`async_fd` of `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`, as `u32::MAX`) with it
+/// before the command, and adopts only a number that replaced it ([`written_fd`]).
+pub const NO_FD: RawFd = -1;
+
+/// The descriptor number an answer's field holds (`value`, read as the kernel's signed `int`), if
+/// it holds one: refused with an error naming `verb` while it still holds [`NO_FD`] (nothing wrote
+/// it: a file that is not the kernel's took the command and answered nothing) or any other
+/// negative or out-of-range value.
+pub fn written_fd(verb: Verb, value: i64) -> Result<RawFd> {
+    match RawFd::try_from(value) {
+        Ok(fd) if fd >= 0 => Ok(fd),
+        Ok(NO_FD) => Err(Error::Protocol {
+            verb,
+            what: "the command succeeded but wrote no descriptor into its answer".into(),
+        }),
+        _ => Err(Error::Protocol {
+            verb,
+            what: format!("descriptor {value} in the answer"),
+        }),
     }
 }
 
@@ -599,7 +627,11 @@ impl Channel {
             drv_out.len(),
         )
         .map_err(|what| Error::InvalidArgument { verb, what })?;
+        // The core response as the caller filled it (the kernel writes all of it on success, or
+        // zeroes what it has no field for): a descriptor field the caller set to `NO_FD` stays so
+        // unless it is written.
         let mut out = vec![0u8; cmd.out_len];
+        out[..resp.len()].copy_from_slice(resp);
         // SAFETY: `send` points the response field at `out`; what `req` and `drv_in` name is the
         // caller's contract.
         unsafe { cmd.send(&self.file, &mut out) }.map_err(|e| Error::kernel(verb, e))?;

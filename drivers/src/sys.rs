@@ -72,11 +72,12 @@ pub enum DeviceFile {
 ///
 /// # Safety
 /// The driver trusts a model as it trusts the kernel. An implementation must, as the kernel does:
-/// on a successful command, have written a new, open descriptor that nothing else owns into every
-/// new-fd attribute (`UVERBS_ATTR_TYPE_FD` outputs) and fd response field (`async_fd` of
-/// `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`) the command has, since the driver adopts them as
-/// [`OwnedFd`]s; and write through the command's pointers only within the lengths they carry. (A
-/// mapping shorter than asked for, or not page aligned, is caught by [`DeviceFile::mmap`].)
+/// write into a new-fd attribute (`UVERBS_ATTR_TYPE_FD` outputs) or an fd response field
+/// (`async_fd` of `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`) of a successful command only a
+/// new, open descriptor that nothing else owns, since the driver adopts them as [`OwnedFd`]s (a
+/// field left unwritten still holds [`NO_FD`](crate::chan::NO_FD), which the driver refuses); and
+/// write through the command's pointers only within the lengths they carry. (A mapping shorter
+/// than asked for, or not page aligned, is caught by [`DeviceFile::mmap`].)
 ///
 /// The trait asks for no descriptor of the file (it had `as_fd`, which for a daemon's device,
 /// [`remote::RemoteFile`], was the socket the daemon takes commands from): [`ModelRef`]s are
