@@ -37,7 +37,9 @@ impl Setup {
         let (model, info) = match std::env::var_os(DAEMON_ENV) {
             Some(path) => (
                 None,
-                uverbs_drivers::sys::remote::device_info(std::path::Path::new(&path))
+                // SAFETY: the daemon at `path` is the model the parent test serves
+                // (`through_a_daemon_from_another_process`).
+                unsafe { uverbs_drivers::sys::remote::device_info(std::path::Path::new(&path)) }
                     .expect("connecting to the daemon"),
             ),
             None => {
