@@ -7,7 +7,8 @@
 //! TRYBUILD=overwrite cargo test --all-features --test compile_fail
 //! ```
 //!
-//! and check that each still names the intended error (E0597, E0505, E0382, E0502, E0506, E0277).
+//! and check that each still names the intended error (E0597, E0505, E0382, E0502, E0506, E0277,
+//! and for the soundness cases E0133, E0599, E0624).
 
 /// Whether this runs inside the VM harness (tests/vm/suite: `UVERBS_VM` set, as for the other
 /// suites' `common::in_vm`), whose guest sees the sources read-only and has no toolchain:
@@ -36,7 +37,10 @@ fn lifetimes_and_thread_bounds() {
 /// writers are `unsafe fn`s, E0133), nor borrow a command file to `write(2)` commands (`Context`
 /// has no `AsFd`/`AsRawFd`, `cm::EventChannel` and uverbs-drivers' `CmFile` no `AsFd`, its
 /// `DeviceFile` and `ModelFile` no `as_fd`: E0277, E0599), nor make a memory region of a type some
-/// bit patterns of which are invalid (`bool`, references: the `FromBytes` bound, E0277).
+/// bit patterns of which are invalid (`bool`, references: the `FromBytes` bound, E0277), nor trust
+/// a server at a path of its choosing as the kernel (`sys::remote::RemoteFile::connect` and
+/// `remote::device_info` are `unsafe fn`s, E0133), nor map an rxe queue at an offset of its
+/// choosing (`rxe::queue::Queue::map` is private to the crate, E0624).
 #[test]
 fn soundness_holes_must_not_compile() {
     if in_vm() {

@@ -846,3 +846,113 @@ fn a_window_is_bound_at_the_regions_iova() {
         drop((mw, owner, peer));
     }
 }
+
+/// Set in the child process of [`a_file_that_is_not_a_uverbs_device_is_refused`].
+const FORGED_CHILD: &str = "UVERBS_FINDINGS_FORGED_DEVICE_CHILD";
+
+/// Identity and status flags of descriptor 0: `(st_dev, st_ino, F_GETFL)`, or why it has none.
+fn stdin_state() -> Result<(u64, u64, i32), String> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin();
+    let st = nix::sys::stat::fstat(fd.as_fd()).map_err(|e| format!("fd 0: {e}"))?;
+    let fl = nix::fcntl::fcntl(fd.as_fd(), nix::fcntl::FcntlArg::F_GETFL)
+        .map_err(|e| format!("fd 0: {e}"))?;
+    Ok((st.st_dev, st.st_ino, fl))
+}
+
+/// Review R1: a hand-made `DeviceInfo` made any file the uverbs device. On a regular file,
+/// `GET_CONTEXT`'s ioctl fails (ENOTTY), its legacy `write()` "succeeds", and the zeroed response's
+/// `async_fd` 0 was adopted as the context's event file: the crate set `O_NONBLOCK` on standard
+/// input and closed it when the context was dropped (I/O-safety UB from safe code). Now opening
+/// anything but a uverbs character device is refused (`NotAUverbsDevice`) before a command is
+/// written, and descriptor 0 keeps its identity and flags. Each case runs in a child process whose
+/// standard input is a pipe (the old code closes it).
+#[test]
+fn a_file_that_is_not_a_uverbs_device_is_refused() {
+    let cases = ["a regular file", "/dev/null as 1:3", "/dev/null"];
+    let Some(case) = std::env::var_os(FORGED_CHILD) else {
+        let mut failed = Vec::new();
+        for case in cases {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "a_file_that_is_not_a_uverbs_device_is_refused",
+                    "--test-threads=1",
+                    "--nocapture",
+                ])
+                .env(FORGED_CHILD, case)
+                .env("RUST_BACKTRACE", "0")
+                .stdin(std::process::Stdio::piped())
+                .output()
+                .expect("running the child");
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("{text}");
+            if !(out.status.success() && text.contains("1 passed")) {
+                failed.push(format!("{case}:\n{text}"));
+            }
+        }
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("uverbs-forged-device.{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("not-a-device");
+    std::fs::write(&file, b"").unwrap();
+    let (devnode, dev) = match case.to_str().unwrap() {
+        "a regular file" => (file.clone(), None),
+        // A character device, and the number given is its own: still not a uverbs device.
+        "/dev/null as 1:3" => ("/dev/null".into(), Some((1, 3))),
+        "/dev/null" => ("/dev/null".into(), None),
+        other => panic!("no case {other}"),
+    };
+    let info = uverbs_drivers::discover::DeviceInfo {
+        name: "forged0".into(),
+        uverbs: "uverbs99".into(),
+        devnode,
+        dev,
+        abi_version: 2,
+        driver: uverbs::Driver::Rxe,
+        index: None,
+        sysfs_dir: "/nonexistent".into(),
+        model: None,
+    };
+    let before = stdin_state();
+    assert!(before.is_ok(), "{before:?}");
+    let list = uverbs::DeviceList::from_infos(vec![info]).unwrap();
+    let opened = list.get(0).unwrap().open();
+    let alive = stdin_state();
+    let result = opened.as_ref().map(|_| "a context").map_err(|e| {
+        (
+            e.to_string(),
+            matches!(e.uverbs_error(), Some(Error::NotAUverbsDevice { .. })),
+        )
+    });
+    drop(opened);
+    let after = stdin_state();
+    let written = std::fs::metadata(&file).unwrap().len();
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "{case:?}: open: {result:?}; fd 0 before {before:?}, while open {alive:?}, after \
+         {after:?}; the regular file holds {written} bytes"
+    );
+    assert_eq!(
+        alive, before,
+        "{case:?}: descriptor 0 changed while the context lived"
+    );
+    assert_eq!(
+        after, before,
+        "{case:?}: descriptor 0 changed after the drop"
+    );
+    assert_eq!(
+        written, 0,
+        "{case:?}: commands were written into the regular file"
+    );
+    assert!(
+        matches!(result, Err((_, true))),
+        "{case:?}: expected NotAUverbsDevice, got {result:?}"
+    );
+}

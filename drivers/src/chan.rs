@@ -22,7 +22,7 @@
 //! channel builds itself ([`Channel::has_invoke_write`], [`Channel::ring_send_doorbell`]) are safe.
 
 use std::marker::PhantomData;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -178,9 +178,11 @@ impl<'a> IoctlCmd<'a> {
         self
     }
 
-    /// A new file: the kernel writes its descriptor back; take it with [`IoctlCmd::take_fd`].
+    /// A new file: the kernel writes its descriptor back; take it with [`IoctlCmd::take_fd`]. The
+    /// attribute's value is -1 until then (the kernel ignores it for a new object), so that an
+    /// answer that wrote none is told from descriptor 0.
     pub fn new_fd(&mut self, attr_id: u16) -> Slot {
-        self.push(attr_id, 0, 0)
+        self.push(attr_id, 0, NO_FD as u64)
     }
 
     /// Driver-specific input (`UVERBS_ATTR_UHW_IN`), left out when empty.
@@ -205,16 +207,18 @@ impl<'a> IoctlCmd<'a> {
         self.buf.attrs[slot.0].data as u32
     }
 
-    /// The file the kernel created for a new-fd attribute.
+    /// The file the kernel created for a new-fd attribute ([`IoctlCmd::new_fd`]); an error naming
+    /// `verb` when the attribute holds no descriptor number (nothing wrote it).
     ///
     /// # Safety
     /// Call at most once per slot, and only after the command succeeded: the descriptor is then a fresh
     /// one that nobody else owns.
-    pub unsafe fn take_fd(&self, slot: Slot) -> OwnedFd {
-        let fd = self.buf.attrs[slot.0].data as i64 as RawFd;
-        // SAFETY: per this function's contract the command succeeded, so the kernel installed a new
-        // descriptor for this attribute, and this is the only place that takes it.
-        unsafe { sys::adopt_fd(fd) }
+    pub unsafe fn take_fd(&self, verb: Verb, slot: Slot) -> Result<OwnedFd> {
+        let fd = written_fd(verb, self.buf.attrs[slot.0].data as i64)?;
+        // SAFETY: per this function's contract the command succeeded, so the number written into
+        // the attribute (it held -1 before) is the descriptor the kernel installed for it, and this
+        // is the only place that takes it.
+        Ok(unsafe { sys::adopt_fd(fd) })
     }
 
     /// Whether the kernel wrote an output attribute (`UVERBS_ATTR_F_VALID_OUTPUT`).
@@ -238,6 +242,30 @@ impl<'a> IoctlCmd<'a> {
         out.extend_from_slice(self.buf.attrs.as_bytes());
         out.truncate(len);
         out
+    }
+}
+
+/// What an answer's descriptor field holds until the kernel writes a descriptor there: the crate
+/// fills new-fd attributes ([`IoctlCmd::new_fd`]) and the descriptor fields of write commands'
+/// responses (`async_fd` of `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`, as `u32::MAX`) with it
+/// before the command, and adopts only a number that replaced it ([`written_fd`]).
+pub const NO_FD: RawFd = -1;
+
+/// The descriptor number an answer's field holds (`value`, read as the kernel's signed `int`), if
+/// it holds one: refused with an error naming `verb` while it still holds [`NO_FD`] (nothing wrote
+/// it: a file that is not the kernel's took the command and answered nothing) or any other
+/// negative or out-of-range value.
+pub fn written_fd(verb: Verb, value: i64) -> Result<RawFd> {
+    match RawFd::try_from(value) {
+        Ok(fd) if fd >= 0 => Ok(fd),
+        Ok(NO_FD) => Err(Error::Protocol {
+            verb,
+            what: "the command succeeded but wrote no descriptor into its answer".into(),
+        }),
+        _ => Err(Error::Protocol {
+            verb,
+            what: format!("descriptor {value} in the answer"),
+        }),
     }
 }
 
@@ -288,27 +316,24 @@ pub struct Channel {
 }
 
 impl Channel {
-    /// Opens `path` (a `/dev/infiniband/uverbsN`), checking that it is the character device `dev`
-    /// where that is given, for a device whose driver has `driver_id`.
+    /// Opens `path`, a uverbs character device (`/dev/infiniband/uverbsN`), for a device whose
+    /// driver has `driver_id`; where `dev` is given, it must be that device's number (what sysfs
+    /// says).
+    ///
+    /// Anything but a uverbs character device is refused with [`Error::NotAUverbsDevice`] before a
+    /// command is written to it: a path that is not a character device is not even opened, and a
+    /// character device must be filed under `infiniband_verbs` in sysfs
+    /// (`dev/char/MAJ:MIN/subsystem` under [`sys::sysfs_root`], the tree discovery reads). The file
+    /// is checked again once open (the path may name another file by then). The channel's commands
+    /// carry pointers the kernel writes through, and their answers name descriptors the crate
+    /// adopts: another file would take them under its own protocol, or (a regular file, a
+    /// `/dev/null`) accept them and answer nothing.
     pub fn open(path: &Path, dev: Option<(u32, u32)>, driver_id: u32) -> Result<Channel> {
+        let st = nix::sys::stat::stat(path).map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
+        check_uverbs_device(path, &st, dev)?;
         let fd = sys::open_device(path).map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
-        if let Some(expected) = dev {
-            let actual = sys::char_device_number(fd.as_fd())
-                .map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
-            if actual != expected {
-                return Err(Error::Protocol {
-                    verb: Verb::OpenDevice,
-                    what: format!(
-                        "{} is device {}:{}, sysfs says {}:{}",
-                        path.display(),
-                        actual.0,
-                        actual.1,
-                        expected.0,
-                        expected.1
-                    ),
-                });
-            }
-        }
+        let opened = nix::sys::stat::fstat(&fd).map_err(|e| Error::kernel(Verb::OpenDevice, e))?;
+        check_uverbs_device(path, &opened, dev)?;
         Ok(Channel::from_fd(fd, driver_id))
     }
 
@@ -602,7 +627,11 @@ impl Channel {
             drv_out.len(),
         )
         .map_err(|what| Error::InvalidArgument { verb, what })?;
+        // The core response as the caller filled it (the kernel writes all of it on success, or
+        // zeroes what it has no field for): a descriptor field the caller set to `NO_FD` stays so
+        // unless it is written.
         let mut out = vec![0u8; cmd.out_len];
+        out[..resp.len()].copy_from_slice(resp);
         // SAFETY: `send` points the response field at `out`; what `req` and `drv_in` name is the
         // caller's contract.
         unsafe { cmd.send(&self.file, &mut out) }.map_err(|e| Error::kernel(verb, e))?;
@@ -661,6 +690,61 @@ impl Channel {
         let verb = Verb::Raw(RawVerb::Ioctl(cmd.object(), cmd.method()));
         // SAFETY: the caller keeps this function's contract, which is `ioctl`'s.
         unsafe { self.ioctl(verb, cmd) }
+    }
+}
+
+/// Checks that `st` (of `path`) is a uverbs character device, and device `expected` where that is
+/// given (see [`Channel::open`]).
+fn check_uverbs_device(
+    path: &Path,
+    st: &nix::sys::stat::FileStat,
+    expected: Option<(u32, u32)>,
+) -> Result<()> {
+    let refuse = |what: String| {
+        Err(Error::NotAUverbsDevice {
+            path: path.to_owned(),
+            what,
+        })
+    };
+    let kind = st.st_mode & libc::S_IFMT;
+    if kind != libc::S_IFCHR {
+        let what = match kind {
+            libc::S_IFREG => "a regular file",
+            libc::S_IFDIR => "a directory",
+            libc::S_IFIFO => "a FIFO",
+            libc::S_IFSOCK => "a socket",
+            libc::S_IFBLK => "a block device",
+            _ => "not a character device",
+        };
+        return refuse(what.into());
+    }
+    let actual = (
+        nix::sys::stat::major(st.st_rdev) as u32,
+        nix::sys::stat::minor(st.st_rdev) as u32,
+    );
+    if let Some(expected) = expected {
+        if actual != expected {
+            return refuse(format!(
+                "character device {}:{}, sysfs says the device is {}:{}",
+                actual.0, actual.1, expected.0, expected.1
+            ));
+        }
+    }
+    let root = sys::sysfs_root();
+    match sys::char_device_subsystem(&root, actual) {
+        Ok(s) if s == "infiniband_verbs" => Ok(()),
+        Ok(s) => refuse(format!(
+            "character device {}:{} of subsystem {}",
+            actual.0,
+            actual.1,
+            s.to_string_lossy()
+        )),
+        Err(e) => refuse(format!(
+            "character device {}:{}, whose subsystem {} does not say ({e})",
+            actual.0,
+            actual.1,
+            root.join("dev/char").display()
+        )),
     }
 }
 

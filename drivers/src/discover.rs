@@ -14,8 +14,7 @@ use uverbs_uapi as uapi;
 use crate::error::{Error, Result};
 use crate::netlink::Netlink;
 
-/// The sysfs root that real devices live under.
-pub const SYSFS: &str = "/sys";
+pub use crate::sys::{sysfs_root, SYSFS};
 
 /// The drivers this crate has backends for, and the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,30 +130,23 @@ pub fn parse_guid(s: &str) -> Option<u64> {
 /// ([`crate::sys::remote`]): its name and sysfs directory are the daemon's.
 pub fn devices() -> Result<Vec<DeviceInfo>> {
     if let Some(path) = std::env::var_os(crate::sys::remote::SOCKET_ENV).filter(|p| !p.is_empty()) {
-        let info =
-            crate::sys::remote::device_info(Path::new(&path)).map_err(|e| Error::Protocol {
+        // SAFETY: the daemon the user named in `UVERBS_MODEL_SOCKET` is the one this process is to
+        // trust as its kernel (as a library named in `LD_PRELOAD` is trusted as libc): the
+        // variable is that promise, and it says nothing else.
+        let info = unsafe { crate::sys::remote::device_info(Path::new(&path)) }.map_err(|e| {
+            Error::Protocol {
                 verb: crate::error::Verb::OpenDevice,
                 what: format!(
                     "the model daemon at {} ({}): {e}",
                     Path::new(&path).display(),
                     crate::sys::remote::SOCKET_ENV
                 ),
-            })?;
+            }
+        })?;
         return Ok(vec![info]);
     }
     let netlink = Netlink::open(Duration::from_secs(2)).ok();
     devices_in(&sysfs_root(), Path::new("/dev/infiniband"), netlink)
-}
-
-/// The sysfs root discovery reads: `$SYSFS_PATH` where it is set (and the program is not running
-/// with raised privileges), else `/sys`, as libibverbs has it (`ibv_get_sysfs_path`).
-pub fn sysfs_root() -> PathBuf {
-    // SAFETY: `getauxval` only reads the auxiliary vector the kernel gave the process.
-    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
-    match std::env::var_os("SYSFS_PATH") {
-        Some(p) if !secure && !p.is_empty() => PathBuf::from(p),
-        _ => PathBuf::from(SYSFS),
-    }
 }
 
 /// Looks a device up by name among the discovered ones.

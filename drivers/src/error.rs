@@ -206,6 +206,14 @@ pub enum Error {
     },
     /// The kernel has no uverbs support at all (`ib_uverbs` not loaded, or no RDMA in the kernel).
     NoRdmaSubsystem,
+    /// The file given as a device node is not a uverbs character device (a regular file, another
+    /// driver's device): nothing was sent to it.
+    NotAUverbsDevice {
+        /// The path opened.
+        path: PathBuf,
+        /// What it is instead.
+        what: String,
+    },
     /// There is no RDMA device of that name.
     NoSuchDevice {
         /// The name asked for.
@@ -319,6 +327,7 @@ impl Error {
             Error::Protocol { .. } => Errno::EPROTO,
             Error::NoRdmaSubsystem => Errno::ENOSYS,
             Error::NoSuchDevice { .. } => Errno::ENODEV,
+            Error::NotAUverbsDevice { .. } => Errno::ENODEV,
             Error::UnsupportedDriver { .. } => Errno::ENOSYS,
             Error::Sysfs { source, .. } => {
                 Errno::from_raw(source.raw_os_error().unwrap_or(libc::EIO))
@@ -363,6 +372,9 @@ impl fmt::Display for Error {
                 "Function not implemented: the kernel has no uverbs support (is the ib_uverbs module loaded?)",
             ),
             Error::NoSuchDevice { name } => write!(f, "no RDMA device named {name:?}"),
+            Error::NotAUverbsDevice { path, what } => {
+                write!(f, "{} is not a uverbs device: {what}", path.display())
+            }
             Error::UnsupportedDriver { device, driver } => write!(
                 f,
                 "device {device:?} uses driver {driver:?}, which uverbs has no backend for (supported: rxe, mlx5)"

@@ -7,9 +7,9 @@
 //! Discovery uses sysfs reads (plain `std::fs`) and an RDMA netlink socket (safe `nix` calls, kept here
 //! too so that this file is the whole of the kernel surface).
 
-use std::ffi::CStr;
+use std::ffi::{CStr, OsStr, OsString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -72,11 +72,12 @@ pub enum DeviceFile {
 ///
 /// # Safety
 /// The driver trusts a model as it trusts the kernel. An implementation must, as the kernel does:
-/// on a successful command, have written a new, open descriptor that nothing else owns into every
-/// new-fd attribute (`UVERBS_ATTR_TYPE_FD` outputs) and fd response field (`async_fd` of
-/// `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`) the command has, since the driver adopts them as
-/// [`OwnedFd`]s; and write through the command's pointers only within the lengths they carry. (A
-/// mapping shorter than asked for, or not page aligned, is caught by [`DeviceFile::mmap`].)
+/// write into a new-fd attribute (`UVERBS_ATTR_TYPE_FD` outputs) or an fd response field
+/// (`async_fd` of `GET_CONTEXT`, `fd` of `CREATE_COMP_CHANNEL`) of a successful command only a
+/// new, open descriptor that nothing else owns, since the driver adopts them as [`OwnedFd`]s (a
+/// field left unwritten still holds [`NO_FD`](crate::chan::NO_FD), which the driver refuses); and
+/// write through the command's pointers only within the lengths they carry. (A mapping shorter
+/// than asked for, or not page aligned, is caught by [`DeviceFile::mmap`].)
 ///
 /// The trait asks for no descriptor of the file (it had `as_fd`, which for a daemon's device,
 /// [`remote::RemoteFile`], was the socket the daemon takes commands from): [`ModelRef`]s are
@@ -175,6 +176,32 @@ impl DeviceFile {
             DeviceFile::Model(_) => self.mmap(len, offset),
         }
     }
+}
+
+/// The sysfs root that real devices live under.
+pub const SYSFS: &str = "/sys";
+
+/// The sysfs root discovery reads: `$SYSFS_PATH` where it is set (and the program is not running
+/// with raised privileges), else `/sys`, as libibverbs has it (`ibv_get_sysfs_path`).
+pub fn sysfs_root() -> PathBuf {
+    // SAFETY: `getauxval` only reads the auxiliary vector the kernel gave the process.
+    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
+    match std::env::var_os("SYSFS_PATH") {
+        Some(p) if !secure && !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(SYSFS),
+    }
+}
+
+/// The subsystem sysfs files character device `dev` (major, minor) under, in the tree at `sysfs`:
+/// the last component of the link `dev/char/MAJ:MIN/subsystem` (`infiniband_verbs` for a uverbs
+/// device, `mem` for `/dev/null`).
+pub fn char_device_subsystem(sysfs: &Path, dev: (u32, u32)) -> std::io::Result<OsString> {
+    let link = sysfs.join(format!("dev/char/{}:{}/subsystem", dev.0, dev.1));
+    let target = std::fs::read_link(&link)?;
+    target
+        .file_name()
+        .map(OsStr::to_owned)
+        .ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))
 }
 
 /// Opens a uverbs character device for reading and writing, close-on-exec.

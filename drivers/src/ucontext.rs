@@ -8,7 +8,7 @@ use nix::errno::Errno;
 use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
-use crate::chan::{Channel, CommandPath, IoctlCmd, Outcome};
+use crate::chan::{written_fd, Channel, CommandPath, IoctlCmd, Outcome, NO_FD};
 use crate::discover::DeviceInfo;
 use crate::error::{Error, Result, Verb};
 use crate::sys;
@@ -324,7 +324,7 @@ fn get_context(
             unsafe { chan.ioctl(Verb::AsyncEventAlloc, &mut cmd) }?;
             // SAFETY: the command succeeded, so the slot holds the new event file's descriptor, taken
             // exactly once here.
-            let async_fd = unsafe { cmd.take_fd(fd_slot) };
+            let async_fd = unsafe { cmd.take_fd(Verb::AsyncEventAlloc, fd_slot) }?;
             Ok((
                 async_fd,
                 num_comp_vectors,
@@ -333,7 +333,10 @@ fn get_context(
         }
         Outcome::UseWrite => {
             let mut req = uapi::ib_uverbs_get_context::new_zeroed();
-            let mut resp = uapi::ib_uverbs_get_context_resp::new_zeroed();
+            let mut resp = uapi::ib_uverbs_get_context_resp {
+                async_fd: NO_FD as u32,
+                ..FromZeros::new_zeroed()
+            };
             // SAFETY: as the ioctl above, as a write command.
             unsafe {
                 chan.write(
@@ -345,12 +348,11 @@ fn get_context(
                     drv_out,
                 )
             }?;
-            let fd = i32::try_from(resp.async_fd).map_err(|_| Error::Protocol {
-                verb: Verb::GetContext,
-                what: format!("async fd {}", resp.async_fd),
-            })?;
-            // SAFETY: GET_CONTEXT succeeded, so `async_fd` is the descriptor the kernel just installed
-            // for this context's event file, and nothing else owns it.
+            // The kernel's `int`, in a `__u32`.
+            let fd = written_fd(Verb::GetContext, i64::from(resp.async_fd as i32))?;
+            // SAFETY: GET_CONTEXT succeeded and wrote `async_fd` (it held `NO_FD` before): the
+            // descriptor the kernel just installed for this context's event file, which nothing
+            // else owns.
             let async_fd = unsafe { sys::adopt_fd(fd) };
             Ok((async_fd, resp.num_comp_vectors, None))
         }
@@ -432,6 +434,186 @@ pub fn port_active_speed_ex(resp: &uapi::ib_uverbs_query_port_resp_ex) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::os::fd::AsRawFd;
+    use std::sync::Arc;
+
+    use crate::discover::Driver;
+    use crate::sys::{ModelFile, ModelRef};
+
+    /// How [`Answering`] answers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Answers {
+        /// No ioctl (ENOTTY); every write succeeds and writes nothing: a file that takes any bytes.
+        NothingWritten,
+        /// Every ioctl succeeds and writes nothing.
+        IoctlsWriteNothing,
+        /// No ioctl; `GET_CONTEXT` writes a new descriptor (a pipe's read end) as its
+        /// `async_fd`, every other write succeeds and writes nothing.
+        OnlyTheContextsFd,
+    }
+
+    /// A device file that reports success for commands whose answers it does not write (the
+    /// kernel's file never does that; a regular file's `write()`, or a model's bug, would): the
+    /// driver must adopt no descriptor number it did not see written.
+    #[derive(Debug, Clone, Copy)]
+    struct Answering(Answers);
+
+    // SAFETY: it writes no descriptor number but a new one (`OnlyTheContextsFd`: a pipe made for
+    // the command, given away once), and writes nothing else but that answer, through the response
+    // pointer of `GET_CONTEXT` within its 8 bytes; every other field it leaves unwritten, which the
+    // driver refuses.
+    unsafe impl ModelFile for Answering {
+        unsafe fn ioctl(&self, _hdr: *mut uapi::ib_uverbs_ioctl_hdr) -> nix::Result<()> {
+            match self.0 {
+                Answers::IoctlsWriteNothing => Ok(()),
+                _ => Err(Errno::ENOTTY),
+            }
+        }
+
+        unsafe fn write(&self, cmd: &[u8]) -> nix::Result<usize> {
+            let command = u32::from_ne_bytes(cmd[..4].try_into().unwrap());
+            if self.0 == Answers::OnlyTheContextsFd
+                && command == uapi::IB_USER_VERBS_CMD_GET_CONTEXT
+            {
+                let resp = u64::from_ne_bytes(cmd[8..16].try_into().unwrap());
+                let (r, _w) = nix::unistd::pipe()?;
+                let answer = uapi::ib_uverbs_get_context_resp {
+                    async_fd: std::os::fd::IntoRawFd::into_raw_fd(r) as u32,
+                    num_comp_vectors: 1,
+                };
+                // SAFETY: `resp` is the response pointer of the command, valid for its 8 bytes
+                // (`out_words` 2: the driver data is empty); unaligned, as a user pointer may be.
+                unsafe { (resp as *mut uapi::ib_uverbs_get_context_resp).write_unaligned(answer) };
+            }
+            Ok(cmd.len())
+        }
+
+        fn mmap(&self, _len: usize, _offset: u64) -> std::io::Result<memmap2::MmapRaw> {
+            Err(std::io::Error::from_raw_os_error(libc::ENODEV))
+        }
+
+        fn reopen(&self) -> std::io::Result<ModelRef> {
+            Ok(ModelRef(Arc::new(*self)))
+        }
+    }
+
+    fn device(answers: Answers) -> DeviceInfo {
+        DeviceInfo {
+            name: "answering0".into(),
+            uverbs: "uverbs99".into(),
+            devnode: "/nonexistent".into(),
+            dev: None,
+            abi_version: 1,
+            driver: Driver::Other(0),
+            index: None,
+            sysfs_dir: "/nonexistent".into(),
+            model: Some(ModelRef(Arc::new(Answering(answers)))),
+        }
+    }
+
+    /// Set in the children of [`a_descriptor_field_nothing_wrote_is_never_adopted`]: the case.
+    const CHILD: &str = "UVERBS_DRIVERS_UCONTEXT_TEST_CHILD";
+
+    const TEST: &str = "ucontext::tests::a_descriptor_field_nothing_wrote_is_never_adopted";
+
+    /// Identity and status flags of descriptor 0: `(st_dev, st_ino, F_GETFL)`, or why it has none.
+    fn stdin_state() -> std::result::Result<(u64, u64, i32), String> {
+        let fd = std::io::stdin();
+        let st = nix::sys::stat::fstat(fd.as_fd()).map_err(|e| format!("fd 0: {e}"))?;
+        let fl = nix::fcntl::fcntl(fd.as_fd(), nix::fcntl::FcntlArg::F_GETFL)
+            .map_err(|e| format!("fd 0: {e}"))?;
+        Ok((st.st_dev, st.st_ino, fl))
+    }
+
+    /// Runs `make`, which makes an object that owns the descriptor the command answered with (a
+    /// context's async event file, a completion channel), and asserts it was refused
+    /// (`Error::Protocol`) and that descriptor 0 kept its identity and flags throughout.
+    fn refused<T>(what: &str, make: impl FnOnce() -> Result<T>, fd: impl Fn(&T) -> i32) {
+        let before = stdin_state();
+        assert!(before.is_ok(), "{before:?}");
+        let made = make();
+        let alive = stdin_state();
+        let result = made.as_ref().map(&fd).map_err(ToString::to_string);
+        let was_refused = matches!(made, Err(Error::Protocol { .. }));
+        drop(made);
+        let after = stdin_state();
+        println!(
+            "{what}: descriptor {result:?}; fd 0 before {before:?}, while it lived {alive:?}, \
+             after {after:?}"
+        );
+        assert_eq!(alive, before, "{what}: fd 0 changed while the object lived");
+        assert_eq!(after, before, "{what}: fd 0 changed after the drop");
+        assert!(was_refused, "{what}: {result:?}");
+    }
+
+    /// One case, in a child process whose standard input is a pipe (the old code closed it).
+    fn case(case: &str) {
+        let open = |answers, path| move || Ucontext::open(&device(answers), path, &[], &mut []);
+        let async_fd = |u: &Ucontext| u.async_fd().as_raw_fd();
+        match case {
+            "write" => refused(
+                "GET_CONTEXT, a write nothing answered",
+                open(Answers::NothingWritten, CommandPath::Auto),
+                async_fd,
+            ),
+            "legacy" => refused(
+                "GET_CONTEXT on the legacy path, a write nothing answered",
+                open(Answers::NothingWritten, CommandPath::LegacyWrite),
+                async_fd,
+            ),
+            "ioctl" => refused(
+                "GET_CONTEXT and ASYNC_EVENT_ALLOC, ioctls nothing answered",
+                open(Answers::IoctlsWriteNothing, CommandPath::Auto),
+                async_fd,
+            ),
+            "comp_channel" => {
+                let uctx = open(Answers::OnlyTheContextsFd, CommandPath::Auto)()
+                    .expect("a context whose async fd was written");
+                assert_ne!(uctx.async_fd().as_raw_fd(), 0);
+                refused(
+                    "CREATE_COMP_CHANNEL, a write nothing answered",
+                    || uctx.create_comp_channel(),
+                    |f| f.as_raw_fd(),
+                );
+            }
+            other => panic!("no case {other}"),
+        }
+    }
+
+    /// Review R1: `GET_CONTEXT` (legacy write and ioctl) and `CREATE_COMP_CHANNEL` adopted the
+    /// number in their answer's descriptor field whether or not anything wrote it: a zeroed
+    /// response made the crate own descriptor 0 (it set `O_NONBLOCK` on standard input and closed
+    /// it on drop). The fields are now pre-filled with -1 and an unwritten one is refused. Each
+    /// case runs in a child process of its own.
+    #[test]
+    #[cfg_attr(miri, ignore = "runs child processes")]
+    fn a_descriptor_field_nothing_wrote_is_never_adopted() {
+        if let Some(c) = std::env::var_os(CHILD) {
+            case(c.to_str().unwrap());
+            return;
+        }
+        let mut failed = Vec::new();
+        for c in ["write", "legacy", "ioctl", "comp_channel"] {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", TEST, "--test-threads=1", "--nocapture"])
+                .env(CHILD, c)
+                .env("RUST_BACKTRACE", "0")
+                .stdin(std::process::Stdio::piped())
+                .output()
+                .expect("running the child");
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("{text}");
+            if !(out.status.success() && text.contains("1 passed")) {
+                failed.push(format!("case {c}:\n{text}"));
+            }
+        }
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+    }
 
     #[test]
     fn sysfs_gid_text() {

@@ -3,7 +3,8 @@
 //! kernels without the GID ioctls) reads the model's values.
 //!
 //! Under the root: `class/infiniband/<name>/` (the device directory `DeviceInfo::sysfs_dir` names),
-//! `class/infiniband_verbs/uverbs<N>/{ibdev,abi_version,dev}`, and the PCI function both `device`
+//! `class/infiniband_verbs/uverbs<N>/{ibdev,abi_version,dev,subsystem}` (with its
+//! `dev/char/231:<192 + N>` link), and the PCI function both `device`
 //! links point to (`devices/pci0000:00/0000:00:<N>.0/`, with the `modalias`, `vendor` and
 //! `device` of a ConnectX-6 Dx), so that discovery run against the root finds the device too:
 //! this crate's, and libibverbs' (which matches its provider, libmlx5, by the PCI ids of
@@ -135,6 +136,17 @@ impl Sysfs {
         std::os::unix::fs::symlink(
             format!("../../../{pci_rel}"),
             uverbs.join(format!("uverbs{index}/device")),
+        )?;
+        // The character device's entry, by which the driver knows a uverbs device from any other
+        // file before it sends a command (`dev/char/231:<192 + N>/subsystem`).
+        std::os::unix::fs::symlink(
+            "../../infiniband_verbs",
+            uverbs.join(format!("uverbs{index}/subsystem")),
+        )?;
+        fs::create_dir_all(self.root.join("dev/char"))?;
+        std::os::unix::fs::symlink(
+            format!("../../class/infiniband_verbs/uverbs{index}"),
+            self.root.join(format!("dev/char/231:{}", 192 + index)),
         )?;
         Ok(())
     }

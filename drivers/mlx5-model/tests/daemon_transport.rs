@@ -83,11 +83,14 @@ fn child_errno(out: &Output) -> (Option<String>, String) {
 /// a borrowed slice's is), then `cut` (which ends the daemon's service one way or another), then a verb (whose
 /// errno is printed) and the region's drop.
 fn client(sock: &Path, cut: impl FnOnce(&remote::RemoteInfo)) {
-    let daemon = remote::RemoteFile::connect(sock)
+    // SAFETY: the daemon at `sock` is the parent test's (`uverbs-mlx5-model serve` or the
+    // model's `serve`), a uverbs-mlx5-model daemon.
+    let daemon = unsafe { remote::RemoteFile::connect(sock) }
         .expect("connecting to the daemon")
         .info()
         .clone();
-    let info = remote::device_info(sock).unwrap();
+    // SAFETY: as above.
+    let info = unsafe { remote::device_info(sock) }.unwrap();
     let ctx = Arc::new(DeviceContext::open(&info).expect("opening the daemon's device"));
     let pd = Arc::new(Pd::alloc(&ctx).unwrap());
     let mut buf = vec![0u8; 4096];

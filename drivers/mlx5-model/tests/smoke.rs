@@ -37,7 +37,9 @@ impl Setup {
         let (model, info) = match std::env::var_os(DAEMON_ENV) {
             Some(path) => (
                 None,
-                uverbs_drivers::sys::remote::device_info(std::path::Path::new(&path))
+                // SAFETY: the daemon at `path` is the model the parent test serves
+                // (`through_a_daemon_from_another_process`).
+                unsafe { uverbs_drivers::sys::remote::device_info(std::path::Path::new(&path)) }
                     .expect("connecting to the daemon"),
             ),
             None => {
@@ -536,6 +538,74 @@ fn reset_and_destroy_remove_only_their_queue_pairs_completions() {
     drop(qp1);
 }
 
+/// Review R8: `Mlx5Context::uars` took the channel to map the UAR pages through from its caller,
+/// and kept whatever the first call mapped: another context's pages (or a regular file's) made every
+/// doorbell and BlueFlame copy of this context go there, and its requests were never executed. The
+/// pages are now always mapped through the context's own file: asking for them first, with a
+/// second context open on the same device, leaves the doorbells working.
+#[test]
+fn doorbells_ring_the_contexts_own_uar_pages() {
+    let mut s = Setup::new();
+    let other = DeviceContext::open(s.ctx.info()).expect("a second context");
+    let uverbs_drivers::verbs::Backend::Mlx5(m) = s.ctx.backend() else {
+        panic!("not the mlx5 backend");
+    };
+    // Before any queue of this context maps them.
+    m.uars().unwrap();
+    let cq = Cq::create(
+        &s.ctx,
+        &CqInit {
+            cqe: 16,
+            user_handle: 0,
+            comp_vector: 0,
+            channel: None,
+            flags: 0,
+        },
+    )
+    .unwrap();
+    let qp = s.qp(&cq, uapi::IB_UVERBS_QPT_RC, 4);
+    let gid = s.gid();
+    connect(&qp, qp.qpn(), gid);
+    let msg: Vec<u8> = (0..64u8).collect();
+    s.fill(0, &msg);
+    let rsge = [s.sge(4096, 64)];
+    let ssge = [s.sge(0, 64)];
+    // SAFETY: the buffers outlive the requests and are untouched until polled.
+    unsafe {
+        qp.post_recv(&[RecvWr {
+            wr_id: 1,
+            sges: &rsge,
+        }])
+    }
+    .unwrap();
+    // SAFETY: as above.
+    unsafe { qp.post_send(&[SendWr::send(2, &ssge)]) }.unwrap();
+    let wcs = poll(&cq, 2);
+    assert!(wcs.iter().all(|w| w.status == 0), "{wcs:?}");
+    assert_eq!(s.bytes(4096, 64), msg);
+    // The model executes what the doorbell record announces even without the register write, but
+    // checks that the write came to the queue pair's own register (in a daemon's child, the
+    // parent's model counts it).
+    if let Some(model) = &s._model {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let st = loop {
+            let st = model.stats().hca;
+            if st.doorbells_missing + st.uar_doorbells + st.blueflame_copies > 0 {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "no doorbell verdict: {st:?}");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(
+            (st.doorbells_missing, st.blueflame_mismatches),
+            (0, 0),
+            "the doorbell did not reach the queue pair's register: {st:?}"
+        );
+    }
+    drop(qp);
+    drop(other);
+}
+
 /// The tests above, run by a child process (this test binary again) on a model this process
 /// serves: every verb, doorbell and completion crosses the process boundary. When the child is
 /// gone, its connections are closed and every object it left is gone with them.
@@ -556,6 +626,7 @@ fn through_a_daemon_from_another_process() {
             "rc_loopback_on_one_queue_pair",
             "ud_datagram_to_itself_and_arming",
             "reset_and_destroy_remove_only_their_queue_pairs_completions",
+            "doorbells_ring_the_contexts_own_uar_pages",
             "--test-threads=1",
         ])
         .env(DAEMON_ENV, &sock)
@@ -581,7 +652,7 @@ fn through_a_daemon_from_another_process() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(status.success(), "the child failed:\n{text}");
-    assert!(text.contains("test result: ok. 3 passed"), "{text}");
+    assert!(text.contains("test result: ok. 4 passed"), "{text}");
     // The child's connections close as it exits; the files and what was in them go.
     let deadline = Instant::now() + Duration::from_secs(10);
     while server.clients() > 0 && Instant::now() < deadline {

@@ -201,7 +201,10 @@ impl Device {
                 // again (each `open` of the device node is a connection of its own).
                 Some(path) => {
                     let path = std::path::PathBuf::from(path);
-                    let info = RemoteFile::connect(&path)
+                    // SAFETY: the daemon the user named in `UVERBS_MODEL_SOCKET` is the one this
+                    // process is to trust as its device's kernel: the variable, set for a program
+                    // run under this library, is that promise.
+                    let info = unsafe { RemoteFile::connect(&path) }
                         .map_err(|e| {
                             std::io::Error::new(
                                 e.kind(),
@@ -266,7 +269,8 @@ impl Device {
         };
         let file = match &self.source {
             Source::Local(model) => model.open(),
-            Source::Remote(path) => match RemoteFile::connect(path) {
+            // SAFETY: `path` is `UVERBS_MODEL_SOCKET`'s daemon, trusted as at the start.
+            Source::Remote(path) => match unsafe { RemoteFile::connect(path) } {
                 Ok(f) => ModelRef(std::sync::Arc::new(f)),
                 Err(e) => {
                     // As `open` of a device node whose driver is gone.

@@ -350,7 +350,9 @@ impl Ucontext {
     /// set non-blocking (read it with [`crate::event`]).
     pub fn create_comp_channel(&self) -> Result<std::os::fd::OwnedFd> {
         let mut req = uapi::ib_uverbs_create_comp_channel::new_zeroed();
-        let mut resp = uapi::ib_uverbs_create_comp_channel_resp::new_zeroed();
+        let mut resp = uapi::ib_uverbs_create_comp_channel_resp {
+            fd: crate::chan::NO_FD as u32,
+        };
         // SAFETY: the request holds no address; the only output is `resp`.
         unsafe {
             self.channel().write(
@@ -362,13 +364,10 @@ impl Ucontext {
                 &mut [],
             )
         }?;
-        let fd = i32::try_from(resp.fd).map_err(|_| Error::Protocol {
-            verb: Verb::CreateCompChannel,
-            what: format!("fd {}", resp.fd),
-        })?;
-        // SAFETY: the command succeeded, so `fd` is the descriptor the kernel just installed for
-        // the new
-        // channel, owned by nothing else.
+        // The kernel's `int`, in a `__u32`.
+        let fd = crate::chan::written_fd(Verb::CreateCompChannel, i64::from(resp.fd as i32))?;
+        // SAFETY: the command succeeded and wrote `fd` (it held `NO_FD` before): the descriptor the
+        // kernel just installed for the new channel, owned by nothing else.
         let fd = unsafe { crate::sys::adopt_fd(fd) };
         // Non-blocking, so that reactors can drive it; `crate::event` waits by polling first.
         crate::sys::set_nonblocking(std::os::fd::AsFd::as_fd(&fd))

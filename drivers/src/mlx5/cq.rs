@@ -232,7 +232,7 @@ impl Mlx5Cq {
     pub fn create(m: &Arc<Mlx5Context>, init: &CqInit<'_>) -> Result<Mlx5Cq> {
         let ctx = m.ucontext();
         let ncqe = cq_entries(init.cqe)?;
-        let uars = Arc::clone(m.uars(ctx.channel())?);
+        let uars = Arc::clone(m.uars()?);
         let ring = CqRing::new(ncqe as usize, CQE_SIZE)?;
         let dbrec = DbrecPool::alloc(m.dbrecs())?;
         let cmd = create_cq_cmd(ring.addr(), dbrec.addr());

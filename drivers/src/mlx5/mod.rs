@@ -45,7 +45,6 @@ use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use crate::backend::{AhInit, CqInit, Provider};
-use crate::chan::Channel;
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
 use crate::discover::Driver;
@@ -127,8 +126,10 @@ impl Mlx5Context {
         self.resp.bf_reg_size
     }
 
-    /// The UAR pages, mapped on first use through `chan` (the context's channel).
-    pub fn uars(&self, chan: &Channel) -> Result<&Arc<uar::Uars>> {
+    /// The UAR pages, mapped on first use through the context's own device file (the pages the
+    /// kernel allocated for this context: every doorbell and BlueFlame copy of its queues goes
+    /// there).
+    pub fn uars(&self) -> Result<&Arc<uar::Uars>> {
         if let Some(u) = self.uars.get() {
             return Ok(u);
         }
@@ -137,7 +138,7 @@ impl Mlx5Context {
             return Ok(u);
         }
         let layout = uar::UarLayout::new(&self.resp, crate::sys::page_size())?;
-        let uars = Arc::new(uar::Uars::map(chan, layout)?);
+        let uars = Arc::new(uar::Uars::map(self.uctx.channel(), layout)?);
         Ok(self.uars.get_or_init(|| uars))
     }
 

@@ -523,7 +523,7 @@ impl Mlx5Qp {
             });
         }
         let sizes = QpSizes::new(&m.limits(), qp_type, &init.cap, srq.is_some())?;
-        let uars = Arc::clone(m.uars(ctx.channel())?);
+        let uars = Arc::clone(m.uars()?);
         let buf = DmaBuf::new(sizes.buf_len, Verb::CreateQp)?;
         let dbrec = DbrecPool::alloc(m.dbrecs())?;
         let uidx = if m.cqe_version() == 1 {

@@ -46,7 +46,17 @@ unsafe impl Sync for Queue {}
 impl Queue {
     /// Maps the queue described by `mi` and checks its header: the slot count must be a power of
     /// two, the slots must fit in the mapping, and a slot must hold at least `min_elem` bytes.
-    pub fn map(chan: &Channel, mi: &uapi::mminfo, min_elem: usize, verb: Verb) -> Result<Queue> {
+    ///
+    /// Private to the crate: `mi` must be the mmap information the kernel just returned for an
+    /// object of `chan`'s context, not mapped before. Called with another offset, it would take
+    /// the pending mapping of a ring the crate is creating (rxe maps each once), or map an mlx5 UAR
+    /// page, into which [`Queue::publish_producer`] and [`Queue::publish_consumer`] would store.
+    pub(crate) fn map(
+        chan: &Channel,
+        mi: &uapi::mminfo,
+        min_elem: usize,
+        verb: Verb,
+    ) -> Result<Queue> {
         let len = mi.size as usize;
         let protocol = |what: String| Error::Protocol { verb, what };
         if len < DATA_OFFSET {

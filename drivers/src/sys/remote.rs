@@ -278,8 +278,18 @@ fn protocol_error(what: &str) -> io::Error {
 impl RemoteFile {
     /// Connects to the daemon at `path` (a new open file of its device) and asks what it serves.
     /// Where Yama restricts tracing to descendants, this process names the daemon as its tracer
-    /// (`PR_SET_PTRACER`), so that the daemon may reach its memory as a device would.
-    pub fn connect(path: &Path) -> io::Result<RemoteFile> {
+    /// (`PR_SET_PTRACER`, with the process id the kernel gives for the listening end,
+    /// `SO_PEERCRED`), so that the daemon may reach its memory as a device would.
+    ///
+    /// # Safety
+    /// The server listening at `path` is a uverbs-mlx5-model daemon (`uverbs-mlx5-model serve`,
+    /// [`proto`]), trusted as this process's kernel: for as long as this file, and every file
+    /// [`reopen`](ModelFile::reopen)ed from it (a new connection to `path`), is used, what listens
+    /// there keeps [`ModelFile`]'s contract. It writes this process's memory through the pointers
+    /// of the commands sent to it (`process_vm_writev`), names the descriptors the driver adopts,
+    /// and may trace this process. Any server that can bind `path` could otherwise do all of that
+    /// (the user's choice of `UVERBS_MODEL_SOCKET`, like `LD_PRELOAD`'s, is such a promise).
+    pub unsafe fn connect(path: &Path) -> io::Result<RemoteFile> {
         use nix::sys::socket::{self, AddressFamily, SockFlag, SockType, UnixAddr};
         let sock = socket::socket(
             AddressFamily::Unix,
@@ -303,14 +313,19 @@ impl RemoteFile {
         }
         let info = RemoteInfo::parse(&String::from_utf8_lossy(&f.data))
             .ok_or_else(|| protocol_error("a malformed device description"))?;
-        allow_tracer(info.pid);
-        // The kernel's word for who listens (the process that called `listen`), trusted only where
-        // it is the process that serves (a daemon in another pid namespace, or one that handed
-        // its socket to another process, is not asked about).
-        let daemon_pid = socket::getsockopt(&sock, socket::sockopt::PeerCredentials)
+        // The kernel's word for who listens (the process that called `listen`, 0 where it has no
+        // id in this pid namespace), not the id the server states in its answer.
+        let peer_pid = socket::getsockopt(&sock, socket::sockopt::PeerCredentials)
             .ok()
             .map(|c| c.pid())
-            .filter(|&pid| pid > 0 && pid == info.pid);
+            .filter(|&pid| pid > 0);
+        // Yama lets the process named and its descendants trace this one.
+        if let Some(pid) = peer_pid {
+            allow_tracer(pid);
+        }
+        // Asked whether it has exited only where it is the process that says it serves (a daemon
+        // that handed its socket to another process is not asked about).
+        let daemon_pid = peer_pid.filter(|&pid| pid == info.pid);
         Ok(RemoteFile {
             path: path.to_owned(),
             sock,
@@ -508,13 +523,22 @@ unsafe impl ModelFile for RemoteFile {
     }
 
     fn reopen(&self) -> io::Result<ModelRef> {
-        Ok(ModelRef(Arc::new(RemoteFile::connect(&self.path)?)))
+        // SAFETY: `connect`'s contract for `self.path`, which this file was connected to under,
+        // covers the files reopened from it.
+        Ok(ModelRef(Arc::new(unsafe {
+            RemoteFile::connect(&self.path)
+        }?)))
     }
 }
 
 /// The daemon's device, for discovery when [`SOCKET_ENV`] is set.
-pub fn device_info(path: &Path) -> io::Result<DeviceInfo> {
-    Ok(RemoteFile::connect(path)?.into_device_info())
+///
+/// # Safety
+/// As [`RemoteFile::connect`]: the server at `path` is a uverbs-mlx5-model daemon, trusted as the
+/// kernel by every context opened on the device.
+pub unsafe fn device_info(path: &Path) -> io::Result<DeviceInfo> {
+    // SAFETY: this function's contract is `connect`'s.
+    Ok(unsafe { RemoteFile::connect(path) }?.into_device_info())
 }
 
 #[cfg(test)]
@@ -583,7 +607,9 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "connect(2) to a unix socket: not supported by Miri")]
     fn no_daemon_is_an_error() {
-        let e = RemoteFile::connect(Path::new("/nonexistent/uverbs-model.sock")).unwrap_err();
+        // SAFETY: nothing listens there.
+        let e = unsafe { RemoteFile::connect(Path::new("/nonexistent/uverbs-model.sock")) }
+            .unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
     }
 
@@ -638,7 +664,8 @@ mod tests {
             }
             more
         });
-        let file = RemoteFile::connect(&path).unwrap();
+        // SAFETY: the daemon above writes nothing into this process and sends no descriptor.
+        let file = unsafe { RemoteFile::connect(&path) }.unwrap();
         let cmd = [0u8; 16];
         // SAFETY: the daemon above writes nothing into this process.
         let first = unsafe { file.write(&cmd) };

@@ -11,7 +11,7 @@ fn main() {
     let Backend::Mlx5(m) = ctx.backend() else {
         return;
     };
-    let uars = m.uars(ctx.ucontext().channel()).unwrap();
+    let uars = m.uars().unwrap();
     let _past_the_page = uars.bfreg(1).unwrap().writer(1 << 20);
     let _any_doorbell = uars.cq_uar();
 }
