@@ -680,7 +680,7 @@ def svg(hist, path):
 def host(args):
     outdir = os.path.abspath(args.out)
     os.makedirs(outdir, exist_ok=True)
-    subprocess.run(["cargo", "build", "--release", "--bin", "uverbs"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "-p", "uverbs-tools"], cwd=ROOT, check=True)
     inner = [sys.executable, os.path.abspath(__file__), "--guest", "--reps", str(args.reps)]
     inner += [flag for flag, on in (("--quick", args.quick),
                                     ("--instructions-only", args.instructions_only),

@@ -2,7 +2,7 @@
  * The real provider path on the mlx5 model: rdma-core's own libibverbs and libmlx5 posting with
  * ibv_post_send and polling with ibv_poll_cq, for the third column of benches/mlx5-micro.
  *
- * Run under the preload library (drivers/mlx5-preload), which makes the model device mlx5_0:
+ * Run under the preload library (testing/mlx5-preload), which makes the model device mlx5_0:
  *
  *   LD_PRELOAD=.../libuverbs_mlx5_preload.so libmlx5_loop post|poll KIND N
  *

@@ -34,7 +34,7 @@ fn production_orderings_match_the_models() {
     let barrier = include_str!("../src/barrier.rs");
     let cq = include_str!("../src/mlx5/cq.rs");
     let buf = include_str!("../src/mlx5/buf.rs");
-    let hca_mem = include_str!("../mlx5-model/src/hca/mem.rs");
+    let hca_mem = include_str!("../../testing/mlx5-model/src/hca/mem.rs");
     let cases: &[(&str, &str, &str, &[&str])] = &[
         // rxe: each side loads the other's index with Acquire and publishes its own with Release;
         // its own index it reads back Relaxed (it is the only writer).
@@ -341,7 +341,7 @@ mod model {
 
     // ---------------------------------------------------------------------------------------
     // mlx5 CQ: the device writes a CQE's body, then its owner byte (Release fence + Release
-    // store, drivers/mlx5-model/src/hca/mem.rs `publish_cqe`); the driver loads the owner byte
+    // store, testing/mlx5-model/src/hca/mem.rs `publish_cqe`); the driver loads the owner byte
     // (Acquire, `CqRing::load_op_own`), checks ownership with the production `is_sw_owned`,
     // issues `udma_from_device_barrier` (a fence(Acquire)), then copies the body
     // (`CqPoller::next_cqe`). The device reuses an entry only once the consumer index in

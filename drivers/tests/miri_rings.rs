@@ -7,7 +7,7 @@
 //! loaded atomically with Acquire, entries copied out with raw copies), the send ring through
 //! `AsRef`/`AsMut` slices made from raw parts as `mlx5::qp::SqRing` makes them, doorbell records as
 //! `mlx5::buf::Dbrec` stores them (atomic Release). The device thread does what the model HCA
-//! does (`drivers/mlx5-model/src/hca/mem.rs`): loads a doorbell record Relaxed then fences Acquire, reads
+//! does (`testing/mlx5-model/src/hca/mem.rs`): loads a doorbell record Relaxed then fences Acquire, reads
 //! posted WQEs with raw copies, writes a CQE body, fences Release and stores its owner byte with
 //! Release. The production `SendQueue`, `CqPoller` and barriers run unchanged between them,
 //! so Miri's data-race detector and aliasing model check the protocol end to end.

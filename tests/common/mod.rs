@@ -1,8 +1,8 @@
 //! Shared helpers of the integration tests.
 //!
 //! The verbs suites get their device from [`any_device`]: the kernel device the VM harness
-//! (`tests/vm/run`) promises in `UVERBS_TEST_DEVICE` (rxe there), or else, with the `mlx5-model`
-//! feature, a fresh software ConnectX ([`uverbs_mlx5_model::Mlx5Model`]) in this process, so the same
+//! (`tests/vm/run`) promises in `UVERBS_TEST_DEVICE` (rxe there), or else a fresh software
+//! ConnectX ([`uverbs_mlx5_model::Mlx5Model`], a dev-dependency) in this process, so the same
 //! tests run on the mlx5 backend in plain `cargo test`. Tests that run tools as separate processes or
 //! compare with rdma-core need a kernel device and use [`test_device`]. When the harness promised a
 //! device and it is not there, the test fails; when nothing can be tested, the test says it was
@@ -137,10 +137,14 @@ pub fn run(cmd: &str, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("cannot run {cmd}: {e}"))
 }
 
-/// Runs the `uverbs` CLI built for this test.
-#[cfg(feature = "cli")]
+/// Runs the `uverbs` CLI built for this test (the tools crate's tests, `tools/tests/`, which
+/// include this module; the library's own tests have no binary to run).
+#[allow(dead_code)]
 pub fn uverbs(args: &[&str]) -> Output {
-    run(env!("CARGO_BIN_EXE_uverbs"), args)
+    match option_env!("CARGO_BIN_EXE_uverbs") {
+        Some(bin) => run(bin, args),
+        None => panic!("the uverbs binary: only the tools crate's tests run it"),
+    }
 }
 
 /// Stdout as text.

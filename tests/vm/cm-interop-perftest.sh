@@ -2,7 +2,7 @@
 # Guest side: the `uverbs` perf tools with -R (test queue pairs and the exchange over the RDMA
 # connection manager) against perftest's, both ways, over rxa/rxb (tests/vm/cm-net).
 #
-#   cargo build --bin uverbs
+#   cargo build -p uverbs-tools
 #   tests/vm/run --kernel 6.12 --timeout 250 -- bash tests/vm/cm-interop-perftest.sh </dev/null
 #
 # Pairs: ib_send_lat -R, ib_write_bw -R, ib_read_bw -R, each as perftest server + uverbs client and
@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 fails=0
 
 if [ ! -x "$UVERBS" ]; then
-    echo "FAIL: $UVERBS not found (cargo build --bin uverbs on the host first)"
+    echo "FAIL: $UVERBS not found (cargo build -p uverbs-tools on the host first)"
     exit 1
 fi
 for t in ib_send_lat ib_write_bw ib_read_bw; do

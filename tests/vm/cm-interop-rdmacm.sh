@@ -2,7 +2,7 @@
 # Guest side: `uverbs cmatose`, `uverbs udaddy` and `uverbs mckey` against rdma-core's ucmatose,
 # udaddy and mckey, both ways, on the cm-net veth pair (rxa 10.78.0.1, rxb 10.78.0.2).
 #
-#   cargo build --bin uverbs
+#   cargo build -p uverbs-tools
 #   tests/vm/run --kernel 6.12 --timeout 250 -- bash tests/vm/cm-interop-rdmacm.sh </dev/null
 #
 # One PASS/FAIL line per pair; exits non-zero if any pair failed. Every command is bounded by
@@ -22,7 +22,7 @@ fails=0
 for tool in ucmatose udaddy mckey; do
     command -v "$tool" >/dev/null || { echo "FAIL setup: $tool not installed"; exit 2; }
 done
-[[ -x $UVERBS ]] || { echo "FAIL setup: $UVERBS not built (cargo build --bin uverbs)"; exit 2; }
+[[ -x $UVERBS ]] || { echo "FAIL setup: $UVERBS not built (cargo build -p uverbs-tools)"; exit 2; }
 
 # pair NAME EXPECT_SERVER EXPECT_CLIENT -- SERVER_CMD... -- CLIENT_CMD...
 # Starts the server (receiver), waits a moment, runs the client (sender); both must exit 0 and

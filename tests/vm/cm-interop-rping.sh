@@ -1,7 +1,7 @@
 #!/bin/bash
 # Guest side: `uverbs rping` against rdma-core's `rping`, both ways, over rxa/rxb (tests/vm/cm-net).
 #
-#   cargo build --bin uverbs
+#   cargo build -p uverbs-tools
 #   tests/vm/run --kernel 6.12 --timeout 300 -- bash tests/vm/cm-interop-rping.sh </dev/null
 #
 # For each size (-S 64, -S 4000), with -C 5 -v: rping -s vs rping -c (the baseline), rping -s vs
@@ -24,7 +24,7 @@ trap 'rm -rf "$work"' EXIT
 fails=0
 
 if [ ! -x "$UVERBS" ]; then
-    echo "FAIL: $UVERBS not found (cargo build --bin uverbs on the host first)"
+    echo "FAIL: $UVERBS not found (cargo build -p uverbs-tools on the host first)"
     exit 1
 fi
 command -v rping >/dev/null || { echo "FAIL: rping not installed"; exit 1; }

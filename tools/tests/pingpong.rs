@@ -3,8 +3,8 @@
 //!
 //! Every child process is bounded: a hang kills both sides and fails the test.
 // The CLI is built only with its feature (on by default).
-#![cfg(feature = "cli")]
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::process::Command;

@@ -181,8 +181,8 @@ pub fn run(opts: &Options) -> Result<i32, String> {
         g.kill();
     }
     if !opts.quiet {
-        eprintln!(
-            "uverbs vm: exit status {code} ({} s in all)",
+        say!(
+            "exit status {code} ({} s in all)",
             started.elapsed().as_secs()
         );
     }
@@ -209,7 +209,7 @@ fn supervise(
                 Ok(Signal::SIGQUIT) => ("quit", 131),
                 _ => ("terminated", 143),
             };
-            eprintln!("uverbs vm: {name}: stopping the guests");
+            say!("{name}: stopping the guests");
             return code;
         }
         for g in guests.iter_mut() {
@@ -225,13 +225,13 @@ fn supervise(
             let o = g.outcome.as_ref().expect("just found");
             if let Some(why) = &o.why {
                 if guests.len() > 1 {
-                    eprintln!("uverbs vm: error: {}: {why}", g.label);
+                    say!("error: {}: {why}", g.label);
                 } else {
-                    eprintln!("uverbs vm: error: {why}");
+                    say!("error: {why}");
                 }
             } else if guests.len() > 1 {
-                eprintln!(
-                    "uverbs vm: {}: the command exited with status {}",
+                say!(
+                    "{}: the command exited with status {}",
                     g.label, o.code
                 );
             }
@@ -351,7 +351,16 @@ impl Guest {
         cmd.arg(format!("--qemu-opts={qemu}"));
         cmd.args(["--append", "console=hvc0 loglevel=5"]);
         cmd.arg("--exec")
-            .arg(format!("exec {} vm __guest {}", quote(exe), quote(dir)));
+            .arg(format!(
+                "exec {}{} __guest {}",
+                quote(exe),
+                crate::invocation()
+                    .args
+                    .iter()
+                    .map(|a| format!(" {}", quote(a)))
+                    .collect::<String>(),
+                quote(dir)
+            ));
         // vng runs virtme-run from the PATH: its own directory goes first.
         let path = std::env::var_os("PATH").unwrap_or_default();
         let dirs = l
@@ -376,7 +385,7 @@ impl Guest {
             } else {
                 String::new()
             };
-            eprintln!("uverbs vm: booting {} ({accel}{boot})", self.label);
+            say!("booting {} ({accel}{boot})", self.label);
         }
         let mut child = cmd
             .spawn()
@@ -450,8 +459,8 @@ impl Guest {
         } else if let (Some(line), false, 0) = (&panic, booted, self.early_panics) {
             // The kernel died before the guest's init ran: nothing of the command's yet. Under
             // emulation this has been seen once in many hundreds of boots; one more try.
-            eprintln!(
-                "uverbs vm: {}: the guest kernel panicked while booting ({line}); booting it again",
+            say!(
+                "{}: the guest kernel panicked while booting ({line}); booting it again",
                 self.label
             );
             self.early_panics += 1;
@@ -643,7 +652,7 @@ impl WorkDir {
 impl Drop for WorkDir {
     fn drop(&mut self) {
         if std::env::var_os("UVERBS_VM_KEEP").is_some_and(|v| v == "1") {
-            eprintln!("uverbs vm: state kept in {}", self.0.display());
+            say!("state kept in {}", self.0.display());
         } else {
             let _ = fs::remove_dir_all(&self.0);
         }

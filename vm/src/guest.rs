@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// `uverbs vm __guest STATEDIR`.
 pub fn main(args: &[String]) -> i32 {
     let [state] = args else {
-        eprintln!("uverbs vm __guest: expected one argument, the state directory");
+        eprintln!("{} __guest: expected one argument, the state directory", crate::name());
         return 2;
     };
     let state = PathBuf::from(state);
@@ -42,11 +42,14 @@ pub fn main(args: &[String]) -> i32 {
 /// to boot it again and run the command a second time (with `UVERBS_VM_BOOT` one higher).
 pub fn reboot_main(args: &[String]) -> i32 {
     if !args.is_empty() {
-        eprintln!("uverbs vm reboot: takes no arguments");
+        eprintln!("{} reboot: takes no arguments", crate::name());
         return 2;
     }
     let Some(state) = std::env::var_os("UVERBS_VM_STATE") else {
-        eprintln!("uverbs vm reboot: not inside a `uverbs vm` guest (UVERBS_VM_STATE is unset)");
+        eprintln!(
+            "{} reboot: not inside a guest of the VM runner (UVERBS_VM_STATE is unset)",
+            crate::name()
+        );
         return 2;
     };
     // reboot(2) on the wrong machine would be a power cut: only in a guest this tool started.
@@ -54,18 +57,24 @@ pub fn reboot_main(args: &[String]) -> i32 {
         && Path::new(&state).join(files::PLAN).is_file()
         && fs::read_to_string("/proc/cmdline").is_ok_and(|c| c.contains("virtme"));
     if !in_guest {
-        eprintln!("uverbs vm reboot: not inside a `uverbs vm` guest");
+        eprintln!(
+            "{} reboot: not inside a guest of the VM runner",
+            crate::name()
+        );
         return 2;
     }
     if let Err(e) = fs::write(Path::new(&state).join(files::REBOOT), b"") {
-        eprintln!("uverbs vm reboot: cannot ask the host for a new boot: {e}");
+        eprintln!(
+            "{} reboot: cannot ask the host for a new boot: {e}",
+            crate::name()
+        );
         return 1;
     }
     nix::unistd::sync();
     match nix::sys::reboot::reboot(nix::sys::reboot::RebootMode::RB_AUTOBOOT) {
         Ok(never) => match never {},
         Err(e) => {
-            eprintln!("uverbs vm reboot: reboot(2): {e}");
+            eprintln!("{} reboot: reboot(2): {e}", crate::name());
             1
         }
     }
@@ -99,7 +108,7 @@ impl Guest {
             } else {
                 String::new()
             };
-            eprintln!("uverbs vm (guest{host}): {what}");
+            eprintln!("{} (guest{host}): {what}", crate::name());
         }
     }
 

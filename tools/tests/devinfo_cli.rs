@@ -1,8 +1,8 @@
 //! `uverbs devices` and `uverbs devinfo` against rdma-core's `ibv_devices` and `ibv_devinfo`, the
 //! oracle: the outputs must be identical, so a single differing field fails the test.
 // The CLI is built only with its feature (on by default).
-#![cfg(feature = "cli")]
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::{assert_same_output, run, stderr, stdout, test_device, uverbs};

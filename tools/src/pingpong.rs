@@ -610,7 +610,10 @@ pub fn rc_pingpong_main(argv0: &str, argv: &[String]) -> i32 {
     };
     let now_secs = now().0;
     let mut rng = Rand48::new(i64::from(std::process::id() as i32).wrapping_mul(now_secs));
-    let page_size = uverbs_drivers::sys::page_size();
+    let page_size = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .map_or(4096, |p| p as usize);
 
     let list = match uverbs::devices() {
         Ok(l) => l,

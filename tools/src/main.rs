@@ -20,7 +20,7 @@ mod pingpong;
 mod rdmacm;
 mod rping;
 mod udaddy;
-mod vm;
+
 
 const HELP: &str = "\
 uverbs: RDMA verbs tools in pure Rust (no libibverbs)
@@ -65,7 +65,7 @@ fn main() {
         Some("udaddy") => udaddy::udaddy_main("uverbs udaddy", &argv[2..]),
         Some("mckey") => mckey::mckey_main("uverbs mckey", &argv[2..]),
         Some("rping") => rping::rping_main(&argv[2..]),
-        Some("vm") => vm::main(&argv[2..]),
+        Some("vm") => uverbs_vm::main(&argv[2..], uverbs_vm::UVERBS_TOOLS),
         Some("help" | "-h" | "--help") => {
             print!("{HELP}");
             0

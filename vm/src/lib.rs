@@ -1,16 +1,72 @@
-//! `uverbs vm`: run a command on soft-RoCE inside a throw-away guest, on one kernel or between two.
+//! The VM runner: run a command on soft-RoCE (Linux's `rdma_rxe`) inside a throw-away qemu guest,
+//! on one kernel or on two joined by an emulated link. RDMA CI for any project, with one command:
+//!
+//! ```text
+//! cargo install uverbs-vm
+//! uverbs-vm -- cargo test          # your tests, with rxe0 on lo, in a guest
+//! ```
+//!
+//! The same runner is `uverbs vm` in the uverbs tools. It depends on no RDMA library: the guest
+//! brings up rxe with `rdma_rxe`, `ib_uverbs` and `rdma_ucm`, and the command uses whatever RDMA
+//! stack it likes (rdma-core's, uverbs, pyverbs).
 //!
 //! The host side (`host`) boots Debian kernels under qemu with virtme-ng, which shares the host's
-//! root filesystem read-only with the guest; the guest side (`guest`) is this same binary, started
-//! by the guest's init, which brings up rxe and runs the command. They talk through one directory
-//! per guest that the host shares read-write (`plan`). `setup` finds or installs what it takes.
+//! root filesystem read-only with the guest; the guest side (`guest`) is this same program,
+//! started by the guest's init, which brings up rxe and runs the command. They talk through one
+//! directory per guest that the host shares read-write (`plan`). `setup` finds or installs what it
+//! takes.
+
+/// A line on standard error, after the runner's name.
+macro_rules! say {
+    ($($t:tt)*) => {
+        eprintln!("{}: {}", crate::name(), format_args!($($t)*))
+    };
+}
 
 mod guest;
 mod host;
 mod plan;
 mod setup;
 
+use std::sync::OnceLock;
+
 use plan::EXIT_SETUP;
+
+/// How the program running the VM runner is invoked: the name its messages and help give, and the
+/// arguments that come before the runner's own (the guest's init runs this same program with
+/// them, then `__guest STATEDIR`).
+#[derive(Debug, Clone, Copy)]
+pub struct Invocation {
+    /// What messages and the help call the runner (`uverbs-vm`, `uverbs vm`).
+    pub name: &'static str,
+    /// The arguments that select the runner in its program (none for `uverbs-vm`, `vm` for
+    /// `uverbs`).
+    pub args: &'static [&'static str],
+}
+
+/// The runner as its own program, `uverbs-vm`.
+pub const STANDALONE: Invocation = Invocation {
+    name: "uverbs-vm",
+    args: &[],
+};
+
+/// The runner as the uverbs tools' subcommand, `uverbs vm`.
+pub const UVERBS_TOOLS: Invocation = Invocation {
+    name: "uverbs vm",
+    args: &["vm"],
+};
+
+static INVOCATION: OnceLock<Invocation> = OnceLock::new();
+
+fn invocation() -> Invocation {
+    *INVOCATION.get().unwrap_or(&STANDALONE)
+}
+
+/// What the runner's messages call it.
+fn name() -> &'static str {
+    invocation().name
+}
+
 
 const HELP: &str = "\
 Usage: uverbs vm [OPTIONS] [--] CMD [ARGS...]
@@ -71,13 +127,16 @@ pub struct Options {
     command: Vec<String>,
 }
 
-/// `uverbs vm ...`.
-pub fn main(args: &[String]) -> i32 {
+/// Runs the VM runner with the command line `args` (those after `how.args`), as the program `how`
+/// says; returns the exit status. The runner's `--help` lists the options.
+pub fn main(args: &[String], how: Invocation) -> i32 {
+    let _ = INVOCATION.set(how);
+    let help = || print!("{}", HELP.replace("uverbs vm", how.name));
     match args.first().map(String::as_str) {
         Some("__guest") => return guest::main(&args[1..]),
         Some("reboot") => return guest::reboot_main(&args[1..]),
         Some("-h" | "--help") => {
-            print!("{HELP}");
+            help();
             return 0;
         }
         _ => {}
@@ -85,18 +144,18 @@ pub fn main(args: &[String]) -> i32 {
     let opts = match parse(args) {
         Ok(Some(o)) => o,
         Ok(None) => {
-            print!("{HELP}");
+            help();
             return 0;
         }
         Err(e) => {
-            eprintln!("uverbs vm: {e}\nTry 'uverbs vm --help'.");
+            say!("{e}\nTry '{} --help'.", how.name);
             return 2;
         }
     };
     match host::run(&opts) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("uverbs vm: error: {e}");
+            say!("error: {e}");
             EXIT_SETUP
         }
     }

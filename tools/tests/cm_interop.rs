@@ -13,6 +13,7 @@
 //! FAIL line per pair) with the `uverbs` binary built for this test. Outside the VM they say they
 //! were skipped; in the VM a missing network or tool fails them.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::PathBuf;
@@ -31,7 +32,8 @@ fn script(test: &str, name: &str, tools: &[&str]) {
     for tool in tools {
         assert!(common::oracle(test, tool), "{test}: {tool} is missing");
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // The repository root: the scripts are in its tests/vm, the examples in its target.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let examples = std::env::current_exe()
         .ok()
         .and_then(|p| Some(p.parent()?.parent()?.join("examples")))

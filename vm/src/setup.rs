@@ -225,8 +225,8 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
         // Kernels and qemu take about 600 MB once installed.
         require_space(Path::new("/var/cache/apt"), 1536, "installing packages")?;
         if !quiet {
-            eprintln!(
-                "uverbs vm: first use: installing {} with apt-get",
+            say!(
+                "first use: installing {} with apt-get",
                 packages.join(" ")
             );
         }
@@ -241,8 +241,8 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
     if pip {
         let venv = venv();
         if !quiet {
-            eprintln!(
-                "uverbs vm: first use: installing virtme-ng with pip into {}",
+            say!(
+                "first use: installing virtme-ng with pip into {}",
                 venv.display()
             );
         }
@@ -278,7 +278,7 @@ fn add_bookworm_security() -> Result<(), Refusal> {
             "linux-image-6.12-amd64 is not available from this system's apt sources".into(),
         );
     }
-    eprintln!("uverbs vm: adding deb.debian.org/debian-security bookworm-security for linux-image-6.12-amd64");
+    say!("adding deb.debian.org/debian-security bookworm-security for linux-image-6.12-amd64");
     let list = "/etc/apt/sources.list.d/uverbs-vm-bookworm-security.list";
     let line = "deb http://deb.debian.org/debian-security bookworm-security main\n";
     let mut tee = as_root(&["tee", list]);
