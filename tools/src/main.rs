@@ -21,7 +21,6 @@ mod rdmacm;
 mod rping;
 mod udaddy;
 
-
 const HELP: &str = "\
 uverbs: RDMA verbs tools in pure Rust (no libibverbs)
 

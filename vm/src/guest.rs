@@ -19,7 +19,10 @@ use std::time::{Duration, Instant};
 /// `uverbs vm __guest STATEDIR`.
 pub fn main(args: &[String]) -> i32 {
     let [state] = args else {
-        eprintln!("{} __guest: expected one argument, the state directory", crate::name());
+        eprintln!(
+            "{} __guest: expected one argument, the state directory",
+            crate::name()
+        );
         return 2;
     };
     let state = PathBuf::from(state);

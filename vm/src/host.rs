@@ -230,10 +230,7 @@ fn supervise(
                     say!("error: {why}");
                 }
             } else if guests.len() > 1 {
-                say!(
-                    "{}: the command exited with status {}",
-                    g.label, o.code
-                );
+                say!("{}: the command exited with status {}", g.label, o.code);
             }
             return o.code;
         }
@@ -350,17 +347,16 @@ impl Guest {
         }
         cmd.arg(format!("--qemu-opts={qemu}"));
         cmd.args(["--append", "console=hvc0 loglevel=5"]);
-        cmd.arg("--exec")
-            .arg(format!(
-                "exec {}{} __guest {}",
-                quote(exe),
-                crate::invocation()
-                    .args
-                    .iter()
-                    .map(|a| format!(" {}", quote(a)))
-                    .collect::<String>(),
-                quote(dir)
-            ));
+        cmd.arg("--exec").arg(format!(
+            "exec {}{} __guest {}",
+            quote(exe),
+            crate::invocation()
+                .args
+                .iter()
+                .map(|a| format!(" {}", quote(a)))
+                .collect::<String>(),
+            quote(dir)
+        ));
         // vng runs virtme-run from the PATH: its own directory goes first.
         let path = std::env::var_os("PATH").unwrap_or_default();
         let dirs = l

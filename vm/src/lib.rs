@@ -67,7 +67,6 @@ fn name() -> &'static str {
     invocation().name
 }
 
-
 const HELP: &str = "\
 Usage: uverbs vm [OPTIONS] [--] CMD [ARGS...]
 

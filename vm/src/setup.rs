@@ -225,10 +225,7 @@ fn install(need: &[Need], quiet: bool) -> Result<(), Refusal> {
         // Kernels and qemu take about 600 MB once installed.
         require_space(Path::new("/var/cache/apt"), 1536, "installing packages")?;
         if !quiet {
-            say!(
-                "first use: installing {} with apt-get",
-                packages.join(" ")
-            );
+            say!("first use: installing {} with apt-get", packages.join(" "));
         }
         checked(as_root(&["apt-get", "update", "-q"]), "apt-get update")?;
         if packages.contains(&"linux-image-6.12-amd64") && !apt_has("linux-image-6.12-amd64") {
