@@ -7,14 +7,15 @@
 //!   fallback between them.
 //! * [`cm`]: the RDMA connection manager's command file (`/dev/infiniband/rdma_cm`), its commands
 //!   and the decoder of its events.
-//! * [`discover`] and [`netlink`]: which devices exist and which driver each has.
+//! * [`discover`] (with the crate's RDMA netlink client): which devices exist and which driver each
+//!   has.
 //! * [`ucontext`]: an open device file and the kernel's user context on it, with the query verbs;
 //!   [`event`]: its async event file and completion channels.
 //! * [`cmd`]: the object commands every backend shares (PD, MR, MW, CQ, QP, SRQ, AH).
 //! * [`wr`] and [`wc`]: work requests (and the one validation every backend applies) and work
 //!   completions.
-//! * [`backend`]: the contract every backend implements, one trait per object; [`rxe`] and
-//!   [`mlx5`]: the backends.
+//! * [`backend`]: the contract every backend implements, one trait per object; `rxe` and `mlx5`,
+//!   the backends (their internals are not API).
 //! * [`verbs`]: the objects the public crate uses, one type per object, dispatching to the backend.
 //!
 //! Each module uses only those above it in this list (and `error`, `barrier`, `spin`, `mem`, `gid`,
@@ -26,25 +27,38 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod backend;
-pub mod barrier;
 pub mod chan;
 pub mod cm;
 pub mod cmd;
 pub mod discover;
 pub mod error;
 pub mod event;
-pub mod gid;
-pub mod mem;
-pub mod mlx5;
-pub mod netlink;
-pub mod qp_state;
-pub mod rxe;
-pub mod spin;
 pub mod sys;
 pub mod ucontext;
 pub mod verbs;
 pub mod wc;
 pub mod wr;
+
+// Not API: the backends' internals (ring formats, WQE and CQE layouts, UARs) and helpers of the
+// crates of this workspace. They are public for the `uverbs` crate and the test equipment (the
+// mlx5 model writes the very CQEs and reads the very WQEs these modules define), hidden from the
+// documentation, and may change in any release.
+#[doc(hidden)]
+pub mod barrier;
+#[doc(hidden)]
+pub mod gid;
+#[doc(hidden)]
+pub mod mem;
+#[doc(hidden)]
+pub mod mlx5;
+#[doc(hidden)]
+pub mod netlink;
+#[doc(hidden)]
+pub mod qp_state;
+#[doc(hidden)]
+pub mod rxe;
+#[doc(hidden)]
+pub mod spin;
 
 pub use error::{Error, Result, Verb};
 pub use uverbs_uapi as uapi;
