@@ -19,7 +19,6 @@ use uverbs_uapi as uapi;
 
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
-use crate::discover::Driver;
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 use crate::wc::WorkCompletion;
@@ -28,9 +27,6 @@ use crate::wr::{PostError, RecvWr, SendWr};
 /// A backend's device context: what it learnt from `GET_CONTEXT`, what its objects share, and the
 /// constructors of its objects.
 pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
-    /// The driver this backend serves.
-    const DRIVER: Driver;
-
     /// The uverbs ABI versions (sysfs `abi_version`) this backend speaks, inclusive.
     const ABI_VERSIONS: (u32, u32);
 
@@ -38,9 +34,10 @@ pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
     type Cq: CqBackend;
     /// Its queue pair, whose UD sends name this backend's address handles.
     type Qp: QpBackend<Ah = Self::Ah>;
-    /// Its shared receive queue.
+    /// Its shared receive queue ([`NoObject`] for a backend without: then `create_srq`'s default
+    /// answers [`Error::Unsupported`]).
     type Srq: SrqBackend;
-    /// Its address handle.
+    /// Its address handle ([`NoObject`] for a backend without).
     type Ah: AhBackend;
 
     /// The driver data of `GET_CONTEXT`: the request bytes (`UHW_IN`) and the size of the response
@@ -61,21 +58,26 @@ pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
         self.ucontext().alloc_pd(&mut [])
     }
 
-    /// The device's clock-info page, for converting completion timestamps to wall-clock time;
+    /// The device's clock, for converting completion timestamps to wall-clock time;
     /// [`Error::Unsupported`] where the backend has none.
-    fn clock(&self) -> Result<Arc<crate::mlx5::clock::ClockPage>> {
+    fn clock(&self) -> Result<Arc<dyn ClockSource>> {
         Err(Error::Unsupported {
             verb: Verb::ReadClock,
         })
     }
 
-    /// Whether the backend binds memory windows (type 2, by work request).
+    /// Whether the backend binds memory windows (type 2, by work request). No, unless it says so.
     fn supports_memory_windows(&self) -> bool {
-        true
+        false
     }
 
     /// Creates a completion queue.
-    fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<Self::Cq>;
+    fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<Self::Cq> {
+        let _ = init;
+        Err(Error::Unsupported {
+            verb: Verb::CreateCq,
+        })
+    }
 
     /// Creates a queue pair completing on `send` and `recv`, taking its receives from `srq` if it is
     /// given (then `init` asks for no receive queue).
@@ -85,13 +87,35 @@ pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
         send: &Self::Cq,
         recv: &Self::Cq,
         srq: Option<&Self::Srq>,
-    ) -> Result<Self::Qp>;
+    ) -> Result<Self::Qp> {
+        let _ = (init, send, recv, srq);
+        Err(Error::Unsupported {
+            verb: Verb::CreateQp,
+        })
+    }
 
     /// Creates a shared receive queue.
-    fn create_srq(self: &Arc<Self>, init: &SrqInit) -> Result<Self::Srq>;
+    fn create_srq(self: &Arc<Self>, init: &SrqInit) -> Result<Self::Srq> {
+        let _ = init;
+        Err(Error::Unsupported {
+            verb: Verb::CreateSrq,
+        })
+    }
 
     /// Creates an address handle in protection domain `pd`.
-    fn create_ah(self: &Arc<Self>, pd: u32, init: &AhInit) -> Result<Self::Ah>;
+    fn create_ah(self: &Arc<Self>, pd: u32, init: &AhInit) -> Result<Self::Ah> {
+        let _ = (pd, init);
+        Err(Error::Unsupported {
+            verb: Verb::CreateAh,
+        })
+    }
+}
+
+/// A device's free-running clock as wall-clock time: what a backend with completion timestamps
+/// keeps (mlx5: the clock-info page the kernel maps).
+pub trait ClockSource: std::fmt::Debug + Send + Sync {
+    /// Nanoseconds since the Unix epoch at device time `timestamp`.
+    fn to_unix_nanos(&self, timestamp: u64) -> u64;
 }
 
 /// What creating a completion queue takes.
@@ -140,7 +164,12 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
     fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize>;
 
     /// Arms the queue for its next completion (or next solicited one).
-    fn req_notify(&self, solicited_only: bool) -> Result<()>;
+    fn req_notify(&self, solicited_only: bool) -> Result<()> {
+        let _ = solicited_only;
+        Err(Error::Unsupported {
+            verb: Verb::ReqNotifyCq,
+        })
+    }
 
     /// A completion event of this queue was read from its channel (rdma-core's `cq_event`).
     fn event(&self) {}
@@ -167,7 +196,12 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
     }
 
     /// `EX_MODIFY_CQ`: an event after `count` completions or `period_us` microseconds.
-    fn moderate(&self, count: u16, period_us: u16) -> Result<()>;
+    fn moderate(&self, count: u16, period_us: u16) -> Result<()> {
+        let _ = (count, period_us);
+        Err(Error::Unsupported {
+            verb: Verb::ModifyCq,
+        })
+    }
 }
 
 /// A backend's queue pair.
@@ -191,7 +225,12 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
     fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()>;
 
     /// `QUERY_QP`.
-    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp>;
+    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+        let _ = attr_mask;
+        Err(Error::Unsupported {
+            verb: Verb::QueryQp,
+        })
+    }
 
     /// Posts send work requests, stopping at the first that is invalid or finds the queue full
     /// ([`PostError::index`]), and rings the doorbell once for those before it. `ah` gives a UD
@@ -236,10 +275,19 @@ pub trait SrqBackend: std::fmt::Debug + Send + Sync {
     fn max_sge(&self) -> u32;
 
     /// Arms the limit event (0 disarms).
-    fn set_limit(&self, limit: u32) -> Result<()>;
+    fn set_limit(&self, limit: u32) -> Result<()> {
+        let _ = limit;
+        Err(Error::Unsupported {
+            verb: Verb::ModifySrq,
+        })
+    }
 
     /// `QUERY_SRQ`: (max_wr, max_sge, limit).
-    fn query(&self) -> Result<(u32, u32, u32)>;
+    fn query(&self) -> Result<(u32, u32, u32)> {
+        Err(Error::Unsupported {
+            verb: Verb::QuerySrq,
+        })
+    }
 
     /// Posts receive work requests, stopping as [`QpBackend::post_send`] does.
     ///
@@ -255,4 +303,55 @@ pub trait SrqBackend: std::fmt::Debug + Send + Sync {
 pub trait AhBackend: std::fmt::Debug + Send + Sync {
     /// The kernel's handle, where the kernel keeps one.
     fn handle(&self) -> Option<u32>;
+}
+
+/// The object a backend does not have (`type Srq = NoObject;`): no value of it exists, so its
+/// methods never run, and the backend's constructor for it keeps [`Provider`]'s default, which
+/// answers [`Error::Unsupported`] naming the verb.
+#[derive(Debug)]
+pub enum NoObject {}
+
+impl CqBackend for NoObject {
+    fn handle(&self) -> u32 {
+        match *self {}
+    }
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        match *self {}
+    }
+    fn entries(&self) -> u32 {
+        match *self {}
+    }
+    fn poll<C: From<WorkCompletion>>(&self, _: &mut [C]) -> Result<usize> {
+        match *self {}
+    }
+}
+
+impl SrqBackend for NoObject {
+    fn handle(&self) -> u32 {
+        match *self {}
+    }
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        match *self {}
+    }
+    fn srqn(&self) -> u32 {
+        match *self {}
+    }
+    fn capacity(&self) -> u32 {
+        match *self {}
+    }
+    fn max_sge(&self) -> u32 {
+        match *self {}
+    }
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        _: &[W],
+    ) -> std::result::Result<(), PostError> {
+        match *self {}
+    }
+}
+
+impl AhBackend for NoObject {
+    fn handle(&self) -> Option<u32> {
+        match *self {}
+    }
 }

@@ -16,44 +16,82 @@ use crate::netlink::Netlink;
 
 pub use crate::sys::{sysfs_root, SYSFS};
 
-/// The drivers this crate has backends for, and the rest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Driver {
-    /// Soft-RoCE (`rdma_rxe`).
-    Rxe,
-    /// NVIDIA ConnectX (`mlx5_ib`).
-    Mlx5,
-    /// Any other driver, by its `enum rdma_driver_id` (0 when unknown).
-    Other(u32),
+/// How sysfs shows a backend's devices, for recognising the driver where netlink cannot name it
+/// (each backend's entry in the list of backends says which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SysfsSign {
+    /// A software device over a network interface: a `parent` file and no bus device, or a name
+    /// that starts with this.
+    NetdevParent(&'static str),
+    /// A device on a PCI function bound to this kernel driver (`device/driver`).
+    PciDriver(&'static str),
 }
 
+/// Declares [`Driver`] from the list of backends.
+macro_rules! declare_driver {
+    ([$($V:ident: $m:ident, $P:path, $id:ident, $name:literal, $sk:ident($sv:literal);)+]) => {
+        /// The drivers this crate has backends for (one variant per backend, made from the one
+        /// list of backends), and the rest. More backends add variants: match with a `_` arm.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Driver {
+            $(
+                #[doc = concat!("The driver of the `", $name, "` backend (`uapi::", stringify!($id), "`).")]
+                $V,
+            )+
+            /// Any other driver, by its `enum rdma_driver_id` (0 when unknown).
+            Other(u32),
+        }
+
+        impl Driver {
+            /// The drivers this crate has a backend for, in the list's order.
+            pub const SUPPORTED: &'static [Driver] = &[$(Driver::$V),+];
+
+            /// The driver of an `enum rdma_driver_id` value.
+            pub fn from_id(id: u32) -> Driver {
+                match id {
+                    $(uapi::$id => Driver::$V,)+
+                    other => Driver::Other(other),
+                }
+            }
+
+            /// Its `enum rdma_driver_id` value, which every ioctl header carries.
+            pub fn id(self) -> u32 {
+                match self {
+                    $(Driver::$V => uapi::$id,)+
+                    Driver::Other(id) => id,
+                }
+            }
+
+            /// A short name (the backend's, or `driver id N`).
+            pub fn name(self) -> String {
+                match self {
+                    $(Driver::$V => $name.into(),)+
+                    Driver::Other(0) => "unknown".into(),
+                    Driver::Other(id) => format!("driver id {id}"),
+                }
+            }
+
+            /// How sysfs shows its devices; `None` for a driver without a backend.
+            pub fn sysfs_sign(self) -> Option<SysfsSign> {
+                match self {
+                    $(Driver::$V => Some(SysfsSign::$sk($sv)),)+
+                    Driver::Other(_) => None,
+                }
+            }
+        }
+    };
+}
+crate::backends!(declare_driver);
+
 impl Driver {
-    /// The driver of an `enum rdma_driver_id` value.
-    pub fn from_id(id: u32) -> Driver {
-        match id {
-            uapi::RDMA_DRIVER_RXE => Driver::Rxe,
-            uapi::RDMA_DRIVER_MLX5 => Driver::Mlx5,
-            other => Driver::Other(other),
-        }
-    }
-
-    /// Its `enum rdma_driver_id` value, which every ioctl header carries.
-    pub fn id(self) -> u32 {
-        match self {
-            Driver::Rxe => uapi::RDMA_DRIVER_RXE,
-            Driver::Mlx5 => uapi::RDMA_DRIVER_MLX5,
-            Driver::Other(id) => id,
-        }
-    }
-
-    /// A short name (`rxe`, `mlx5`, or `driver id N`).
-    pub fn name(self) -> String {
-        match self {
-            Driver::Rxe => "rxe".into(),
-            Driver::Mlx5 => "mlx5".into(),
-            Driver::Other(0) => "unknown".into(),
-            Driver::Other(id) => format!("driver id {id}"),
-        }
+    /// The names of the drivers with a backend, for messages (`rxe, mlx5`).
+    pub fn supported_names() -> String {
+        Driver::SUPPORTED
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -240,16 +278,22 @@ pub fn devices_in(
     Ok(out)
 }
 
-/// Recognises the driver without netlink: mlx5 devices hang off a PCI function bound to
-/// `mlx5_core`; rxe devices have a `parent` netdev and no bus device.
+/// Recognises the driver without netlink, by the signs of each backend's devices in sysfs (a PCI
+/// function bound to its kernel driver; a `parent` network interface and no bus device).
 fn driver_from_sysfs(name: &str, dir: &Path) -> Driver {
-    if let Ok(target) = fs::read_link(dir.join("device/driver")) {
-        if target.file_name().is_some_and(|n| n == "mlx5_core") {
-            return Driver::Mlx5;
+    let pci = fs::read_link(dir.join("device/driver")).ok();
+    let netdev = dir.join("parent").exists() && !dir.join("device").exists();
+    for &driver in Driver::SUPPORTED {
+        let found = match driver.sysfs_sign() {
+            Some(SysfsSign::PciDriver(k)) => pci
+                .as_ref()
+                .is_some_and(|t| t.file_name().is_some_and(|n| n == k)),
+            Some(SysfsSign::NetdevParent(prefix)) => name.starts_with(prefix) || netdev,
+            None => false,
+        };
+        if found {
+            return driver;
         }
-    }
-    if name.starts_with("rxe") || (dir.join("parent").exists() && !dir.join("device").exists()) {
-        return Driver::Rxe;
     }
     Driver::Other(uapi::RDMA_DRIVER_UNKNOWN)
 }

@@ -295,6 +295,16 @@ pub enum Error {
     },
 }
 
+/// Takes the backends' short names out of the list of backends.
+macro_rules! backend_names {
+    ([$($V:ident: $m:ident, $P:path, $id:ident, $name:literal, $sk:ident($sv:literal);)+]) => {
+        &[$($name),+]
+    };
+}
+
+/// The backends' short names, from the one list of backends.
+const BACKEND_NAMES: &[&str] = crate::backends!(backend_names);
+
 impl Error {
     /// Whether the command that failed may have run all the same: a model daemon's connection
     /// that broke during it (`ENOTCONN`, `sys::remote`). The daemon may then hold what the command
@@ -377,7 +387,9 @@ impl fmt::Display for Error {
             }
             Error::UnsupportedDriver { device, driver } => write!(
                 f,
-                "device {device:?} uses driver {driver:?}, which uverbs has no backend for (supported: rxe, mlx5)"
+                "device {device:?} uses driver {driver:?}, which uverbs has no backend for \
+                 (supported: {})",
+                BACKEND_NAMES.join(", ")
             ),
             Error::Sysfs { path, source } => write!(f, "reading {}: {source}", path.display()),
             Error::Netlink { what, errno: Some(e) } => {

@@ -26,6 +26,37 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+/// The one list of backends. For each: its variant in the enums over backends, its folder (module),
+/// its provider context (the type implementing [`backend::Provider`]), the kernel's driver id
+/// (`enum rdma_driver_id`), its short name, and how sysfs shows its devices where netlink cannot
+/// name the driver ([`discover::SysfsSign`]). Every enum over the backends ([`discover::Driver`],
+/// [`verbs::Backend`], the objects of [`verbs`]), every dispatch, the backends' modules and the
+/// list of supported drivers in error messages are made from it; `docs/adding-a-backend.md`.
+macro_rules! backends {
+    ($callback:ident $($args:tt)*) => {
+        $callback! {
+            [
+                Rxe: rxe, crate::rxe::RxeContext, RDMA_DRIVER_RXE, "rxe", NetdevParent("rxe");
+                Mlx5: mlx5, crate::mlx5::Mlx5Context, RDMA_DRIVER_MLX5, "mlx5", PciDriver("mlx5_core");
+            ]
+            $($args)*
+        }
+    };
+}
+pub(crate) use backends;
+
+/// Declares each backend's folder as a module (hidden: a backend's internals are not API).
+macro_rules! declare_backend_modules {
+    ([$($V:ident: $m:ident, $P:path, $id:ident, $name:literal, $sk:ident($sv:literal);)+]) => {
+        $(
+            #[doc = concat!("The ", $name, " backend (not API: public for the workspace's crates).")]
+            #[doc(hidden)]
+            pub mod $m;
+        )+
+    };
+}
+backends!(declare_backend_modules);
+
 pub mod backend;
 pub mod chan;
 pub mod cm;
@@ -50,13 +81,9 @@ pub mod gid;
 #[doc(hidden)]
 pub mod mem;
 #[doc(hidden)]
-pub mod mlx5;
-#[doc(hidden)]
 pub mod netlink;
 #[doc(hidden)]
 pub mod qp_state;
-#[doc(hidden)]
-pub mod rxe;
 #[doc(hidden)]
 pub mod spin;
 

@@ -87,6 +87,14 @@ pub fn ts_to_ns(info: &uapi::mlx5_ib_clock_info, ts: u64) -> u64 {
     }
 }
 
+impl crate::backend::ClockSource for ClockPage {
+    /// Through the reference point as it is now (read under its sequence count, as
+    /// `mlx5dv_get_clock_info` does).
+    fn to_unix_nanos(&self, timestamp: u64) -> u64 {
+        ts_to_ns(&self.read(), timestamp)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

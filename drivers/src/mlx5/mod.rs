@@ -47,7 +47,6 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 use crate::backend::{AhInit, CqInit, Provider};
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
-use crate::discover::Driver;
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 use poller::WqKey;
@@ -369,11 +368,10 @@ impl ResourceTable {
 }
 
 impl Provider for Mlx5Context {
-    fn clock(&self) -> Result<Arc<clock::ClockPage>> {
-        Mlx5Context::clock(self)
+    fn clock(&self) -> Result<Arc<dyn crate::backend::ClockSource>> {
+        Ok(Mlx5Context::clock(self)?)
     }
 
-    const DRIVER: Driver = Driver::Mlx5;
     /// `MLX5_IB_UVERBS_ABI_VERSION`.
     const ABI_VERSIONS: (u32, u32) = (1, 1);
 
@@ -415,11 +413,8 @@ impl Provider for Mlx5Context {
         Ok(alloc_pd(&self.uctx)?.0)
     }
 
-    /// mlx5 binds windows with UMR work requests, which this backend does not build (the model
-    /// reports `max_mw` 0 to match).
-    fn supports_memory_windows(&self) -> bool {
-        false
-    }
+    // No memory windows (the default): mlx5 binds windows with UMR work requests, which this
+    // backend does not build (the model reports `max_mw` 0 to match).
 
     fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<cq::Mlx5Cq> {
         cq::Mlx5Cq::create(self, init)

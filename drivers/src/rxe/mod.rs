@@ -18,7 +18,6 @@ use std::sync::Arc;
 use crate::backend::{AhInit, CqInit, Provider};
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
-use crate::discover::Driver;
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 
@@ -29,7 +28,6 @@ pub struct RxeContext {
 }
 
 impl Provider for RxeContext {
-    const DRIVER: Driver = Driver::Rxe;
     /// `RXE_UVERBS_ABI_VERSION` is 2; rdma-core's provider accepts 1 and 2 (identical on 64-bit).
     const ABI_VERSIONS: (u32, u32) = (1, 2);
 
@@ -53,6 +51,11 @@ impl Provider for RxeContext {
 
     fn ucontext(&self) -> &Arc<Ucontext> {
         &self.uctx
+    }
+
+    /// rxe binds type 2 windows by work request.
+    fn supports_memory_windows(&self) -> bool {
+        true
     }
 
     fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<cq::RxeCq> {

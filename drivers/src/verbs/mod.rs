@@ -9,8 +9,8 @@
 //! as long as anything needs it. Completion channels are a [`crate::cmd`] command on the
 //! [`Ucontext`].
 //!
-//! The backends are listed once, in `backends!` below: adding one is a line there (its
-//! [`Provider`] and objects live in its own folder) and its driver in [`crate::discover::Driver`].
+//! The backends are listed once, in the crate's `backends!` (`lib.rs`): the enums here and their
+//! dispatch are made from it (see `docs/adding-a-backend.md`).
 
 mod ah;
 mod cq;
@@ -31,19 +31,11 @@ use crate::discover::{DeviceInfo, Driver};
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 
-/// Calls `$callback!` with the list of backends, `[Variant: ProviderContext, ...]`, then `$args`:
-/// the one place the backends are named.
-macro_rules! backends {
-    ($callback:ident, $($args:tt)*) => {
-        $callback! { [Rxe: crate::rxe::RxeContext, Mlx5: crate::mlx5::Mlx5Context] $($args)* }
-    };
-}
-
 /// Declares `dispatch!($Enum, $value, $x => $body)`: a `match $value` with an arm
 /// `$Enum::Variant($x) => $body` for every backend. (`$d` is a `$`, for the inner macro's own
 /// metavariables.)
 macro_rules! declare_dispatch {
-    ([$($V:ident: $P:path),+] $d:tt) => {
+    ([$($V:ident: $m:ident, $P:path, $id:ident, $name:literal, $sk:ident($sv:literal);)+] $d:tt) => {
         /// Runs `$body` with `$x` bound to the backend's value inside `$value`, an object of enum
         /// `$Enum`, whichever backend it is of.
         macro_rules! dispatch {
@@ -56,7 +48,7 @@ macro_rules! declare_dispatch {
     };
 }
 
-backends!(declare_dispatch, $);
+crate::backends!(declare_dispatch $);
 pub(crate) use dispatch;
 
 /// The backend's own object inside a verbs object, if the object is of that backend.
@@ -67,7 +59,7 @@ pub(crate) trait Of<T> {
 
 /// Declares the enums over the backends and their conversions.
 macro_rules! declare_backends {
-    ([$($V:ident: $P:path),+]) => {
+    ([$($V:ident: $m:ident, $P:path, $id:ident, $name:literal, $sk:ident($sv:literal);)+]) => {
         /// The backend of an open device: its [`Provider`] context.
         #[derive(Debug)]
         #[non_exhaustive]
@@ -84,7 +76,7 @@ macro_rules! declare_backends {
             /// Opens the device on `path`, with its backend's driver data.
             pub fn open_with(info: &DeviceInfo, path: CommandPath) -> Result<DeviceContext> {
                 $(
-                    if info.driver == <$P as Provider>::DRIVER {
+                    if info.driver == Driver::$V {
                         return DeviceContext::open_as::<$P>(info, path, Backend::$V);
                     }
                 )+
@@ -124,7 +116,7 @@ macro_rules! declare_backends {
     };
 }
 
-backends!(declare_backends,);
+crate::backends!(declare_backends);
 
 /// An open device: the kernel's user context and the backend's context on it.
 #[derive(Debug)]
@@ -217,14 +209,14 @@ fn of_another_backend(verb: Verb, what: &str) -> Error {
 }
 
 /// The device's free-running clock as wall-clock time, whatever backend keeps the reference point
-/// (mlx5: the clock-info page the kernel maps).
+/// (its [`crate::backend::ClockSource`]).
 #[derive(Debug, Clone)]
-pub struct DeviceClock(Arc<crate::mlx5::clock::ClockPage>);
+pub struct DeviceClock(Arc<dyn crate::backend::ClockSource>);
 
 impl DeviceClock {
     /// Nanoseconds since the Unix epoch at device time `timestamp`, through the reference point
-    /// as it is now (read under its sequence count).
+    /// as it is now.
     pub fn to_unix_nanos(&self, timestamp: u64) -> u64 {
-        crate::mlx5::clock::ts_to_ns(&self.0.read(), timestamp)
+        self.0.to_unix_nanos(timestamp)
     }
 }
