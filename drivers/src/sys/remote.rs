@@ -212,6 +212,8 @@ pub struct RemoteInfo {
     pub index: u32,
     /// The uverbs ABI version.
     pub abi_version: u32,
+    /// The device's driver (`enum rdma_driver_id`), whose backend serves it.
+    pub driver_id: u32,
     /// The root of the daemon's sysfs tree (what `SYSFS_PATH` should be).
     pub sysfs_root: PathBuf,
     /// The device's directory in it (`class/infiniband/<name>`).
@@ -224,11 +226,12 @@ impl RemoteInfo {
     /// The `key=value` lines of [`proto::INFO`].
     pub fn to_text(&self) -> String {
         format!(
-            "name={}\nuverbs={}\nindex={}\nabi_version={}\nsysfs_root={}\nsysfs_dir={}\npid={}\n",
+            "name={}\nuverbs={}\nindex={}\nabi_version={}\ndriver_id={}\nsysfs_root={}\nsysfs_dir={}\npid={}\n",
             self.name,
             self.uverbs,
             self.index,
             self.abi_version,
+            self.driver_id,
             self.sysfs_root.display(),
             self.sysfs_dir.display(),
             self.pid
@@ -246,6 +249,7 @@ impl RemoteInfo {
             uverbs: get("uverbs")?.to_owned(),
             index: get("index")?.parse().ok()?,
             abi_version: get("abi_version")?.parse().ok()?,
+            driver_id: get("driver_id")?.parse().ok()?,
             sysfs_root: PathBuf::from(get("sysfs_root")?),
             sysfs_dir: PathBuf::from(get("sysfs_dir")?),
             pid: get("pid")?.parse().ok()?,
@@ -356,7 +360,7 @@ impl RemoteFile {
             name: info.name,
             dev: None,
             abi_version: info.abi_version,
-            driver: Driver::Mlx5,
+            driver: Driver::from_id(info.driver_id),
             index: Some(info.index),
             sysfs_dir: info.sysfs_dir,
             model: Some(ModelRef(Arc::new(self))),
@@ -596,6 +600,7 @@ mod tests {
             uverbs: "uverbs0".into(),
             index: 0,
             abi_version: 1,
+            driver_id: 1,
             sysfs_root: "/tmp/x".into(),
             sysfs_dir: "/tmp/x/class/infiniband/mlx5_0".into(),
             pid: 77,
@@ -642,6 +647,7 @@ mod tests {
                 uverbs: "uverbs0".into(),
                 index: 0,
                 abi_version: 1,
+                driver_id: 1,
                 sysfs_root: "/nonexistent".into(),
                 sysfs_dir: "/nonexistent/class/infiniband/mlx5_0".into(),
                 pid: std::process::id() as i32,

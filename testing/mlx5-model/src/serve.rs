@@ -85,6 +85,7 @@ impl Mlx5Model {
             uverbs: format!("uverbs{}", self.dev.index),
             index: self.dev.index,
             abi_version: 1,
+            driver_id: uverbs_drivers::uapi::RDMA_DRIVER_MLX5,
             sysfs_root: self.dev.sysfs.root().to_owned(),
             sysfs_dir: self.dev.sysfs.device_dir().to_owned(),
             pid: std::process::id() as i32,
