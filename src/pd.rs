@@ -262,11 +262,19 @@ impl<'ctx> ProtectionDomain<'ctx> {
         } else {
             0
         };
+        let sges: Vec<uverbs_drivers::uapi::ib_uverbs_sge> = sges
+            .iter()
+            .map(|s| uverbs_drivers::uapi::ib_uverbs_sge {
+                addr: s.addr,
+                length: s.length,
+                lkey: s.lkey,
+            })
+            .collect();
         Ok(self.inner.pd.device().ucontext().advise_mr(
             self.inner.handle(),
             advice.raw(),
             flags,
-            sges,
+            &sges,
         )?)
     }
 

@@ -265,13 +265,14 @@ impl Ucontext {
     /// `ADVISE_MR` (an ioctl method of the MR object, naming protection domain `pd`): `advice`
     /// (`IB_UVERBS_ADVISE_MR_ADVICE_*`) for the on-demand memory `sges` name, each by a local key
     /// of a region in `pd`; with `IB_UVERBS_ADVISE_MR_FLAG_FLUSH` in `flags`, the call returns
-    /// once the pages are in.
+    /// once the pages are in. The entries are the ABI's (`ib_uverbs_sge`, the layout of
+    /// `wr::Sge`, a layer above this one).
     pub fn advise_mr(
         &self,
         pd: u32,
         advice: u32,
         flags: u32,
-        sges: &[crate::wr::Sge],
+        sges: &[uapi::ib_uverbs_sge],
     ) -> Result<()> {
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_MR, uapi::UVERBS_METHOD_ADVISE_MR);
         cmd.idr(uapi::UVERBS_ATTR_ADVISE_MR_PD_HANDLE, pd);

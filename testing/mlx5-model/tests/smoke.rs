@@ -39,7 +39,7 @@ impl Setup {
                 None,
                 // SAFETY: the daemon at `path` is the model the parent test serves
                 // (`through_a_daemon_from_another_process`).
-                unsafe { uverbs_drivers::sys::remote::device_info(std::path::Path::new(&path)) }
+                unsafe { uverbs_drivers::discover::remote_device(std::path::Path::new(&path)) }
                     .expect("connecting to the daemon"),
             ),
             None => {
