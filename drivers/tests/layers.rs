@@ -6,9 +6,10 @@
 //! table), so the page and the check cannot drift apart. Every module of `src/` must be in it once.
 //! A module's uses are the `crate::X` paths of its code (`use` lines, `use crate::{X, Y::Z}`
 //! groups, fully qualified paths) and `super::` chains that reach the crate root; comments (doc
-//! links included: documentation may name the layer above, code may not) and string literals are
-//! not code. The crate root (`lib.rs`: the list of backends, the drop-error hook, re-exports) is
-//! not a layer and may be named by all.
+//! links included: documentation may name the layer above, code may not), string literals and
+//! unit tests (`#[cfg(test)] mod`: a test may use any module) are not counted. The crate root
+//! (`lib.rs`: the list of backends, the drop-error hook, re-exports) is not a layer and may be
+//! named by all.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -184,6 +185,44 @@ fn code_only(src: &str) -> String {
     out
 }
 
+/// `code` (from [`code_only`]) with its `#[cfg(test)] mod name { ... }` blocks blanked out (newlines
+/// kept): a module's unit tests may use any module of the crate.
+fn without_test_modules(code: &str) -> String {
+    let mut out = code.to_owned();
+    let mut from = 0;
+    while let Some(at) = out[from..].find("#[cfg(test)]").map(|p| from + p) {
+        let after = out[at + "#[cfg(test)]".len()..].trim_start();
+        let is_mod = after.starts_with("mod ") || after.starts_with("pub(crate) mod ");
+        let open = out[at..].find('{').map(|p| at + p);
+        let (true, Some(open)) = (is_mod, open) else {
+            from = at + 1;
+            continue;
+        };
+        let mut depth = 0usize;
+        let mut end = out.len();
+        for (i, c) in out[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let blanked: String = out[at..end]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .collect();
+        out.replace_range(at..end, &blanked);
+        from = end;
+    }
+    out
+}
+
 fn is_ident_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
@@ -277,7 +316,7 @@ fn module_uses(src: &Path) -> (BTreeSet<String>, Vec<Use>) {
         let Some(from) = path.first() else {
             continue; // The crate root.
         };
-        let code = code_only(&std::fs::read_to_string(file).unwrap());
+        let code = without_test_modules(&code_only(&std::fs::read_to_string(file).unwrap()));
         for (name, line) in root_names(&code, path.len()) {
             if modules.contains(&name) && &name != from {
                 uses.push(Use {
@@ -442,6 +481,13 @@ fn the_scan_sees_uses_in_code_only_and_finds_circles() {
         root_names("use crate::x;\n\nuse crate::y;", 1)[1],
         ("y".into(), 3)
     );
+    let with_tests = "use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::b;\n    \
+                      fn f() { if true {} }\n}\nuse crate::c;\n";
+    let names: Vec<String> = root_names(&without_test_modules(with_tests), 1)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["a", "c"]);
 
     let table = "x\n| layer | modules | what |\n|---|---|---|\n| low | `a`, `b/` | `T` |\n\
                  | high | `c` | |\n\nafter\n";
