@@ -3,6 +3,7 @@
 use std::io;
 use std::sync::Arc;
 
+use uverbs_drivers::cmd;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::verbs::{Mr, Pd};
 use uverbs_drivers::wr::Sge;
@@ -270,7 +271,8 @@ impl<'ctx> ProtectionDomain<'ctx> {
                 lkey: s.lkey,
             })
             .collect();
-        Ok(self.inner.pd.device().ucontext().advise_mr(
+        Ok(cmd::advise_mr(
+            self.inner.pd.device().ucontext(),
             self.inner.handle(),
             advice.raw(),
             flags,

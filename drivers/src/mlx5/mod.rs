@@ -46,7 +46,7 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use crate::backend::{AhInit, CqInit, Provider};
 use crate::cmd::srq::SrqInit;
-use crate::cmd::QpInit;
+use crate::cmd::{self, QpInit};
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 use poller::WqKey;
@@ -199,7 +199,7 @@ impl Mlx5Context {
 /// its PD number.
 pub fn alloc_pd(ctx: &Ucontext) -> Result<(u32, u32)> {
     let mut resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
-    let handle = ctx.alloc_pd(resp.as_mut_bytes())?;
+    let handle = cmd::alloc_pd(ctx, resp.as_mut_bytes())?;
     Ok((handle, resp.pdn))
 }
 
