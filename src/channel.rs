@@ -6,6 +6,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
+use uverbs_drivers::cmd;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::event;
 
@@ -32,7 +33,7 @@ pub struct CompletionChannel {
 impl CompletionChannel {
     pub(crate) fn new(ctx: &Context) -> io::Result<CompletionChannel> {
         let inner = ctx.inner();
-        let fd = inner.ucontext().create_comp_channel()?;
+        let fd = cmd::create_comp_channel(inner.ucontext())?;
         Ok(CompletionChannel {
             inner: Arc::new(ChannelInner {
                 fd,

@@ -3,6 +3,7 @@
 use std::io;
 use std::sync::Arc;
 
+use uverbs_drivers::cmd;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::verbs::{Mr, Pd};
 use uverbs_drivers::wr::Sge;
@@ -262,11 +263,20 @@ impl<'ctx> ProtectionDomain<'ctx> {
         } else {
             0
         };
-        Ok(self.inner.pd.device().ucontext().advise_mr(
+        let sges: Vec<uverbs_drivers::uapi::ib_uverbs_sge> = sges
+            .iter()
+            .map(|s| uverbs_drivers::uapi::ib_uverbs_sge {
+                addr: s.addr,
+                length: s.length,
+                lkey: s.lkey,
+            })
+            .collect();
+        Ok(cmd::advise_mr(
+            self.inner.pd.device().ucontext(),
             self.inner.handle(),
             advice.raw(),
             flags,
-            sges,
+            &sges,
         )?)
     }
 

@@ -39,7 +39,7 @@ fn lifetimes_and_thread_bounds() {
 /// `DeviceFile` and `ModelFile` no `as_fd`: E0277, E0599), nor make a memory region of a type some
 /// bit patterns of which are invalid (`bool`, references: the `FromBytes` bound, E0277), nor trust
 /// a server at a path of its choosing as the kernel (`sys::remote::RemoteFile::connect` and
-/// `remote::device_info` are `unsafe fn`s, E0133), nor map an rxe queue at an offset of its
+/// `discover::remote_device` are `unsafe fn`s, E0133), nor map an rxe queue at an offset of its
 /// choosing (`rxe::queue::Queue::map` is private to the crate, E0624).
 #[test]
 fn soundness_holes_must_not_compile() {

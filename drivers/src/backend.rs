@@ -18,7 +18,7 @@ use std::sync::Arc;
 use uverbs_uapi as uapi;
 
 use crate::cmd::srq::SrqInit;
-use crate::cmd::QpInit;
+use crate::cmd::{self, QpInit};
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 use crate::wc::WorkCompletion;
@@ -55,7 +55,7 @@ pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
 
     /// `ALLOC_PD` with this driver's data; the new protection domain's handle.
     fn alloc_pd(&self) -> Result<u32> {
-        self.ucontext().alloc_pd(&mut [])
+        cmd::alloc_pd(self.ucontext(), &mut [])
     }
 
     /// The device's clock, for converting completion timestamps to wall-clock time;

@@ -13,6 +13,8 @@ use uverbs_uapi as uapi;
 
 use crate::error::{Error, Result};
 use crate::netlink::Netlink;
+use crate::sys::remote::{RemoteFile, SOCKET_ENV};
+use crate::sys::ModelRef;
 
 pub use crate::sys::{sysfs_root, SYSFS};
 
@@ -120,6 +122,23 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// What discovery lists for a model daemon's device: its name and sysfs directory, and
+    /// `file`, a connection to the daemon, as its `model`.
+    pub fn from_remote(file: RemoteFile) -> DeviceInfo {
+        let info = file.info().clone();
+        DeviceInfo {
+            devnode: PathBuf::from(format!("/dev/infiniband/{}", info.uverbs)),
+            uverbs: info.uverbs,
+            name: info.name,
+            dev: None,
+            abi_version: info.abi_version,
+            driver: Driver::from_id(info.driver_id),
+            index: Some(info.index),
+            sysfs_dir: info.sysfs_dir,
+            model: Some(ModelRef(std::sync::Arc::new(file))),
+        }
+    }
+
     /// Reads a file of the device's sysfs directory, trimmed.
     pub fn sysfs_attr(&self, rel: &str) -> Result<String> {
         read_trimmed(&self.sysfs_dir.join(rel))
@@ -163,28 +182,38 @@ pub fn parse_guid(s: &str) -> Option<u64> {
 /// Every uverbs device, in libibverbs' order: by the kernel's device index (by name where netlink
 /// gives none).
 ///
-/// Where [`UVERBS_MODEL_SOCKET`](crate::sys::remote::SOCKET_ENV) names a model daemon's socket,
-/// the list is the daemon's device alone, with an open file of it as its `model`
-/// ([`crate::sys::remote`]): its name and sysfs directory are the daemon's.
+/// Where [`UVERBS_MODEL_SOCKET`](SOCKET_ENV) names a model daemon's socket, the list is the
+/// daemon's device alone, with an open file of it as its `model` ([`remote_device`],
+/// [`crate::sys::remote`]): its name and sysfs directory are the daemon's.
 pub fn devices() -> Result<Vec<DeviceInfo>> {
-    if let Some(path) = std::env::var_os(crate::sys::remote::SOCKET_ENV).filter(|p| !p.is_empty()) {
+    if let Some(path) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
         // SAFETY: the daemon the user named in `UVERBS_MODEL_SOCKET` is the one this process is to
         // trust as its kernel (as a library named in `LD_PRELOAD` is trusted as libc): the
         // variable is that promise, and it says nothing else.
-        let info = unsafe { crate::sys::remote::device_info(Path::new(&path)) }.map_err(|e| {
-            Error::Protocol {
-                verb: crate::error::Verb::OpenDevice,
-                what: format!(
-                    "the model daemon at {} ({}): {e}",
-                    Path::new(&path).display(),
-                    crate::sys::remote::SOCKET_ENV
-                ),
-            }
+        let info = unsafe { remote_device(Path::new(&path)) }.map_err(|e| Error::Protocol {
+            verb: crate::error::Verb::OpenDevice,
+            what: format!(
+                "the model daemon at {} ({}): {e}",
+                Path::new(&path).display(),
+                SOCKET_ENV
+            ),
         })?;
         return Ok(vec![info]);
     }
     let netlink = Netlink::open(Duration::from_secs(2)).ok();
     devices_in(&sysfs_root(), Path::new("/dev/infiniband"), netlink)
+}
+
+/// The device of the model daemon at `path` (a new connection to it, [`RemoteFile::connect`]), as
+/// discovery lists it when [`SOCKET_ENV`] is set.
+///
+/// # Safety
+/// As [`RemoteFile::connect`]: the server at `path` is a uverbs-mlx5-model daemon, trusted as the
+/// kernel by every context opened on the device.
+pub unsafe fn remote_device(path: &Path) -> std::io::Result<DeviceInfo> {
+    // SAFETY: this function's contract is `connect`'s.
+    let file = unsafe { RemoteFile::connect(path) }?;
+    Ok(DeviceInfo::from_remote(file))
 }
 
 /// Looks a device up by name among the discovered ones.

@@ -10,7 +10,7 @@
 //! `ib_uverbs_comp_event_desc`) on a completion channel, an `ib_uverbs_async_event_desc` (16 bytes)
 //! on the async event file (uverbs_main.c `ib_uverbs_event_read`).
 
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -19,7 +19,6 @@ use zerocopy::FromBytes;
 
 use crate::error::{Error, Result, Verb};
 use crate::sys;
-use crate::ucontext::Ucontext;
 
 /// Reads one record of `N` bytes without waiting: `None` when nothing is queued.
 fn try_read_record<const N: usize>(fd: BorrowedFd<'_>) -> Result<Option<[u8; N]>> {
@@ -84,20 +83,6 @@ pub fn read_async_event(
     }))
 }
 
-impl Ucontext {
-    /// Takes the next event of the device's async event file, waiting up to `timeout` (`None`:
-    /// forever, `Some(ZERO)`: not at all).
-    ///
-    /// The kernel queues an event of a CQ, QP or SRQ only if the object was created with this file
-    /// as its event file (the create commands here pass it), and events of the ports always.
-    pub fn read_async_event(
-        &self,
-        timeout: Option<Duration>,
-    ) -> Result<Option<uapi::ib_uverbs_async_event_desc>> {
-        read_async_event(self.async_fd().as_fd(), timeout)
-    }
-}
-
 /// Registers a duplicate of the event file `fd` (non-blocking, as this crate creates them) with the
 /// reactor of the tokio runtime the caller runs on, for readability: wait on it with
 /// `AsyncFd::readable`, then take events with [`read_comp_event`] / [`read_async_event`] and a zero
@@ -128,7 +113,7 @@ pub fn register_with_tokio(
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::fd::OwnedFd;
+    use std::os::fd::{AsFd, OwnedFd};
 
     fn pipe() -> (OwnedFd, std::fs::File) {
         let (r, w) = nix::unistd::pipe().unwrap();

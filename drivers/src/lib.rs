@@ -11,7 +11,8 @@
 //!   has.
 //! * [`ucontext`]: an open device file and the kernel's user context on it, with the query verbs;
 //!   [`event`]: its async event file and completion channels.
-//! * [`cmd`]: the object commands every backend shares (PD, MR, MW, CQ, QP, SRQ, AH).
+//! * [`cmd`]: the object commands every backend shares (PD, MR, MW, CQ, QP, SRQ, AH), functions
+//!   over a [`ucontext::Ucontext`].
 //! * [`wr`] and [`wc`]: work requests (and the one validation every backend applies) and work
 //!   completions.
 //! * [`backend`]: the contract every backend implements, one trait per object; `rxe` and `mlx5`,

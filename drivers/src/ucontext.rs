@@ -3,6 +3,7 @@
 //! [`crate::verbs::DeviceContext`] pairs a `Ucontext` with its backend's context.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::Duration;
 
 use nix::errno::Errno;
 use uverbs_uapi as uapi;
@@ -11,6 +12,7 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 use crate::chan::{written_fd, Channel, CommandPath, IoctlCmd, Outcome, NO_FD};
 use crate::discover::DeviceInfo;
 use crate::error::{Error, Result, Verb};
+use crate::event;
 use crate::sys;
 
 /// What `QUERY_DEVICE` returned: the extended response where the kernel has it.
@@ -83,6 +85,18 @@ impl Ucontext {
     /// see [`Ucontext::read_async_event`]).
     pub fn async_fd(&self) -> BorrowedFd<'_> {
         self.async_fd.as_fd()
+    }
+
+    /// Takes the next event of the device's async event file, waiting up to `timeout` (`None`:
+    /// forever, `Some(ZERO)`: not at all).
+    ///
+    /// The kernel queues an event of a CQ, QP or SRQ only if the object was created with this file
+    /// as its event file (the create commands here pass it), and events of the ports always.
+    pub fn read_async_event(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Result<Option<uapi::ib_uverbs_async_event_desc>> {
+        event::read_async_event(self.async_fd(), timeout)
     }
 
     /// The number of completion vectors.
@@ -573,7 +587,7 @@ mod tests {
                 assert_ne!(uctx.async_fd().as_raw_fd(), 0);
                 refused(
                     "CREATE_COMP_CHANNEL, a write nothing answered",
-                    || uctx.create_comp_channel(),
+                    || crate::cmd::create_comp_channel(&uctx),
                     |f| f.as_raw_fd(),
                 );
             }

@@ -15,6 +15,7 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+use uverbs_drivers::cmd;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::qp_state::{self, mask};
 use uverbs_drivers::uapi;
@@ -52,10 +53,7 @@ impl Drop for QpInner {
         let groups = self.mcast.get_mut().unwrap_or_else(|p| p.into_inner());
         for (gid, lid) in groups.drain(..) {
             if let Err(e) =
-                self.pd
-                    .ctx
-                    .ucontext()
-                    .detach_mcast(self.imp.handle(), &gid.bytes(), lid)
+                cmd::detach_mcast(self.pd.ctx.ucontext(), self.imp.handle(), &gid.bytes(), lid)
             {
                 uverbs_drivers::report_drop_error("multicast attachment", &e);
             }
@@ -417,7 +415,7 @@ impl QueuePair<'_> {
         self.check_mcast(gid, Verb::AttachMcast)?;
         let drv = self.inner.pd.ctx.ucontext();
         let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
-        drv.attach_mcast(self.inner.imp.handle(), &gid.bytes(), lid)?;
+        cmd::attach_mcast(drv, self.inner.imp.handle(), &gid.bytes(), lid)?;
         if !groups.contains(&(*gid, lid)) {
             groups.push((*gid, lid));
         }
@@ -429,7 +427,7 @@ impl QueuePair<'_> {
         self.check_mcast(gid, Verb::DetachMcast)?;
         let drv = self.inner.pd.ctx.ucontext();
         let mut groups = self.inner.mcast.lock().unwrap_or_else(|p| p.into_inner());
-        drv.detach_mcast(self.inner.imp.handle(), &gid.bytes(), lid)?;
+        cmd::detach_mcast(drv, self.inner.imp.handle(), &gid.bytes(), lid)?;
         groups.retain(|g| *g != (*gid, lid));
         Ok(())
     }

@@ -139,7 +139,6 @@ pub fn run(cmd: &str, args: &[&str]) -> Output {
 
 /// Runs the `uverbs` CLI built for this test (the tools crate's tests, `tools/tests/`, which
 /// include this module; the library's own tests have no binary to run).
-#[allow(dead_code)]
 pub fn uverbs(args: &[&str]) -> Output {
     match option_env!("CARGO_BIN_EXE_uverbs") {
         Some(bin) => run(bin, args),

@@ -16,6 +16,32 @@ pub struct Opt {
     pub arg: bool,
 }
 
+impl Opt {
+    /// An option that takes an argument (`-d rxe0`, `--ib-dev=rxe0`).
+    pub const fn arg(short: char, long: &'static str) -> Opt {
+        Opt {
+            short,
+            long,
+            arg: true,
+        }
+    }
+
+    /// An option that takes none (`-l`, `--list`).
+    pub const fn flag(short: char, long: &'static str) -> Opt {
+        Opt {
+            short,
+            long,
+            arg: false,
+        }
+    }
+}
+
+/// `-d, --ib-dev=<dev>`, as libibverbs' examples and perftest spell it.
+pub const IB_DEV: Opt = Opt::arg('d', "ib-dev");
+
+/// `-i, --ib-port=<port>`, as libibverbs' examples and perftest spell it.
+pub const IB_PORT: Opt = Opt::arg('i', "ib-port");
+
 /// A parsed item, in command-line order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
@@ -107,6 +133,23 @@ pub fn parse(args: &[String], opts: &[Opt]) -> Result<Vec<Item>, String> {
     Ok(out)
 }
 
+/// [`parse`], as the tools' `main`s call it: on an error, prints getopt's message after `prog`
+/// (`prog: invalid option -- 'x'`) and then the usage (`usage`), and gives `Err(status)`, the exit
+/// status the tool ends with.
+pub fn parse_or_usage(
+    prog: &str,
+    args: &[String],
+    opts: &[Opt],
+    usage: impl FnOnce(),
+    status: i32,
+) -> Result<Vec<Item>, i32> {
+    parse(args, opts).map_err(|msg| {
+        eprintln!("{prog}: {msg}");
+        usage();
+        status
+    })
+}
+
 /// C's `strtol(s, NULL, 0)`: leading blanks, a sign, base from the prefix (`0x` hex, `0` octal), and
 /// the longest run of digits; trailing garbage is ignored and no digits give 0.
 pub fn strtol(s: &str) -> i64 {
@@ -146,26 +189,10 @@ mod tests {
     use super::*;
 
     const OPTS: &[Opt] = &[
-        Opt {
-            short: 'd',
-            long: "ib-dev",
-            arg: true,
-        },
-        Opt {
-            short: 'i',
-            long: "ib-port",
-            arg: true,
-        },
-        Opt {
-            short: 'l',
-            long: "list",
-            arg: false,
-        },
-        Opt {
-            short: 'v',
-            long: "verbose",
-            arg: false,
-        },
+        IB_DEV,
+        IB_PORT,
+        Opt::flag('l', "list"),
+        Opt::flag('v', "verbose"),
     ];
 
     fn p(args: &[&str]) -> Result<Vec<Item>, String> {

@@ -66,31 +66,11 @@ fn pretty(value: &impl Serialize) -> String {
 }
 
 const OPTS: &[Opt] = &[
-    Opt {
-        short: 'd',
-        long: "ib-dev",
-        arg: true,
-    },
-    Opt {
-        short: 'i',
-        long: "ib-port",
-        arg: true,
-    },
-    Opt {
-        short: 'l',
-        long: "list",
-        arg: false,
-    },
-    Opt {
-        short: 'v',
-        long: "verbose",
-        arg: false,
-    },
-    Opt {
-        short: 'j',
-        long: "json",
-        arg: false,
-    },
+    args::IB_DEV,
+    args::IB_PORT,
+    Opt::flag('l', "list"),
+    Opt::flag('v', "verbose"),
+    Opt::flag('j', "json"),
 ];
 
 fn usage(argv0: &str) {
@@ -107,13 +87,9 @@ fn usage(argv0: &str) {
 
 /// `uverbs devinfo [-d DEV] [-i PORT] [-l] [-v] [--json]`, with `ibv_devinfo`'s exit codes.
 pub fn devinfo_main(argv0: &str, argv: &[String]) -> i32 {
-    let items = match args::parse(argv, OPTS) {
+    let items = match args::parse_or_usage(argv0, argv, OPTS, || usage(argv0), 255) {
         Ok(i) => i,
-        Err(msg) => {
-            eprintln!("{argv0}: {msg}");
-            usage(argv0);
-            return 255;
-        }
+        Err(status) => return status,
     };
     let (mut dev_name, mut port, mut verbose, mut json) = (None, 0u8, false, false);
     for item in items {

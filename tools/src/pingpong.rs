@@ -32,91 +32,23 @@ const RECV_WRID: i32 = 1;
 const SEND_WRID: i32 = 2;
 
 const OPTS: &[Opt] = &[
-    Opt {
-        short: 'p',
-        long: "port",
-        arg: true,
-    },
-    Opt {
-        short: 'd',
-        long: "ib-dev",
-        arg: true,
-    },
-    Opt {
-        short: 'i',
-        long: "ib-port",
-        arg: true,
-    },
-    Opt {
-        short: 's',
-        long: "size",
-        arg: true,
-    },
-    Opt {
-        short: 'm',
-        long: "mtu",
-        arg: true,
-    },
-    Opt {
-        short: 'r',
-        long: "rx-depth",
-        arg: true,
-    },
-    Opt {
-        short: 'n',
-        long: "iters",
-        arg: true,
-    },
-    Opt {
-        short: 'l',
-        long: "sl",
-        arg: true,
-    },
-    Opt {
-        short: 'e',
-        long: "events",
-        arg: false,
-    },
-    Opt {
-        short: 'g',
-        long: "gid-idx",
-        arg: true,
-    },
-    Opt {
-        short: 'o',
-        long: "odp",
-        arg: false,
-    },
-    Opt {
-        short: 'O',
-        long: "iodp",
-        arg: false,
-    },
-    Opt {
-        short: 'P',
-        long: "prefetch",
-        arg: false,
-    },
-    Opt {
-        short: 't',
-        long: "ts",
-        arg: false,
-    },
-    Opt {
-        short: 'c',
-        long: "chk",
-        arg: false,
-    },
-    Opt {
-        short: 'j',
-        long: "dm",
-        arg: false,
-    },
-    Opt {
-        short: 'N',
-        long: "new_send",
-        arg: false,
-    },
+    Opt::arg('p', "port"),
+    args::IB_DEV,
+    args::IB_PORT,
+    Opt::arg('s', "size"),
+    Opt::arg('m', "mtu"),
+    Opt::arg('r', "rx-depth"),
+    Opt::arg('n', "iters"),
+    Opt::arg('l', "sl"),
+    Opt::flag('e', "events"),
+    Opt::arg('g', "gid-idx"),
+    Opt::flag('o', "odp"),
+    Opt::flag('O', "iodp"),
+    Opt::flag('P', "prefetch"),
+    Opt::flag('t', "ts"),
+    Opt::flag('c', "chk"),
+    Opt::flag('j', "dm"),
+    Opt::flag('N', "new_send"),
 ];
 
 /// rc_pingpong's `usage()`, word for word (tabs included).
@@ -184,14 +116,7 @@ struct Options {
 
 /// Parses the command line; `Err(code)` once usage or a message has been printed.
 fn parse_options(argv0: &str, argv: &[String]) -> Result<Options, i32> {
-    let items = match args::parse(argv, OPTS) {
-        Ok(i) => i,
-        Err(msg) => {
-            eprintln!("{argv0}: {msg}");
-            usage(argv0);
-            return Err(1);
-        }
-    };
+    let items = args::parse_or_usage(argv0, argv, OPTS, || usage(argv0), 1)?;
     let mut o = Options {
         servername: None,
         ib_devname: None,

@@ -58,72 +58,21 @@ const WR_RDMA: u64 = 3;
 /// rping's `DISCONNECTED` state, for its `"wait for ... state %d"` messages.
 const STATE_DISCONNECTED: i32 = 10;
 
+/// rping's `getopt` string `"a:I:Pp:C:S:t:scvVdq"`: short options only.
 const OPTS: &[Opt] = &[
-    Opt {
-        short: 'a',
-        long: "",
-        arg: true,
-    },
-    Opt {
-        short: 'I',
-        long: "",
-        arg: true,
-    },
-    Opt {
-        short: 'P',
-        long: "",
-        arg: false,
-    },
-    Opt {
-        short: 'p',
-        long: "",
-        arg: true,
-    },
-    Opt {
-        short: 'C',
-        long: "",
-        arg: true,
-    },
-    Opt {
-        short: 'S',
-        long: "",
-        arg: true,
-    },
-    Opt {
-        short: 't',
-        long: "",
-        arg: true,
-    },
-    Opt {
-        short: 's',
-        long: "",
-        arg: false,
-    },
-    Opt {
-        short: 'c',
-        long: "",
-        arg: false,
-    },
-    Opt {
-        short: 'v',
-        long: "",
-        arg: false,
-    },
-    Opt {
-        short: 'V',
-        long: "",
-        arg: false,
-    },
-    Opt {
-        short: 'd',
-        long: "",
-        arg: false,
-    },
-    Opt {
-        short: 'q',
-        long: "",
-        arg: false,
-    },
+    Opt::arg('a', ""),
+    Opt::arg('I', ""),
+    Opt::flag('P', ""),
+    Opt::arg('p', ""),
+    Opt::arg('C', ""),
+    Opt::arg('S', ""),
+    Opt::arg('t', ""),
+    Opt::flag('s', ""),
+    Opt::flag('c', ""),
+    Opt::flag('v', ""),
+    Opt::flag('V', ""),
+    Opt::flag('d', ""),
+    Opt::flag('q', ""),
 ];
 
 /// rping's `usage()`, word for word (to stdout).

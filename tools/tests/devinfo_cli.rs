@@ -1,6 +1,5 @@
 //! `uverbs devices` and `uverbs devinfo` against rdma-core's `ibv_devices` and `ibv_devinfo`, the
 //! oracle: the outputs must be identical, so a single differing field fails the test.
-// The CLI is built only with its feature (on by default).
 
 #[path = "../../tests/common/mod.rs"]
 mod common;

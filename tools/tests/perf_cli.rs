@@ -4,7 +4,6 @@
 //! perftest's, and the result table must have perftest's shape with sensible numbers.
 //!
 //! Every child process is bounded: a hang kills both sides and fails the test.
-// The CLI is built only with its feature (on by default).
 
 #[path = "../../tests/common/mod.rs"]
 mod common;

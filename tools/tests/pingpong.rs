@@ -2,7 +2,6 @@
 //! TCP exchange, the queue pair setup and the data path must be wire compatible with the C ones.
 //!
 //! Every child process is bounded: a hang kills both sides and fails the test.
-// The CLI is built only with its feature (on by default).
 
 #[path = "../../tests/common/mod.rs"]
 mod common;

@@ -16,6 +16,7 @@ use zerocopy::{FromZeros, IntoBytes};
 use super::wqe::Av;
 use super::Mlx5Context;
 use crate::backend::AhBackend;
+use crate::cmd;
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 
@@ -126,7 +127,7 @@ impl Mlx5Ah {
             });
         }
         let mut resp = uapi::mlx5_ib_create_ah_resp::new_zeroed();
-        let handle = ctx.create_ah(pd, attr, resp.as_mut_bytes())?;
+        let handle = cmd::create_ah(ctx, pd, attr, resp.as_mut_bytes())?;
         let mut ah = Mlx5Ah {
             ctx: Arc::clone(ctx),
             handle: Some(handle),
@@ -169,7 +170,7 @@ impl Drop for Mlx5Ah {
         if let Some(handle) = self.handle {
             // SAFETY: the handle is this object's own (its destructor runs once), nothing else
             // holds it, and it is not named again.
-            if let Err(e) = unsafe { self.ctx.destroy_ah(handle) } {
+            if let Err(e) = unsafe { cmd::destroy_ah(&self.ctx, handle) } {
                 crate::report_drop_error("address handle", &e);
             }
         }

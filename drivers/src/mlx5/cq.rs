@@ -26,6 +26,7 @@ use super::sq::Retired;
 use super::uar::Uars;
 use super::{Mlx5Context, Resource, ResourceTable};
 use crate::backend::{CqBackend, CqInit};
+use crate::cmd;
 use crate::error::{Error, Result, Verb};
 use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
@@ -241,7 +242,8 @@ impl Mlx5Cq {
         // move into the `Mlx5Cq` (or, on the error paths below, are freed only once the kernel CQ
         // is destroyed, else leaked), and its `Drop` frees them only after `destroy_cq` succeeded.
         let created = unsafe {
-            ctx.create_cq_with_flags(
+            cmd::create_cq_with_flags(
+                ctx,
                 ncqe - 1,
                 init.user_handle,
                 init.comp_vector,
@@ -267,7 +269,7 @@ impl Mlx5Cq {
             // freed only if the kernel let go of it.
             // SAFETY: the object was made just above and is handed to no one; its handle is not
             // named again.
-            if unsafe { ctx.destroy_cq(handle) }.is_err() {
+            if unsafe { cmd::destroy_cq(ctx, handle) }.is_err() {
                 std::mem::forget(ring);
                 std::mem::forget(dbrec);
             }
@@ -341,10 +343,8 @@ impl Mlx5Cq {
         // SAFETY: `cmd` names `ring`, allocated here for this CQ's device alone; on success it
         // moves into the poller (and so lives until the CQ is destroyed, or another resize hands it
         // back after the kernel let go of it); on failure the kernel did not keep it.
-        let granted = unsafe {
-            self.ctx
-                .resize_cq(self.handle, ncqe - 1, cmd.as_bytes(), &mut [])
-        };
+        let granted =
+            unsafe { cmd::resize_cq(&self.ctx, self.handle, ncqe - 1, cmd.as_bytes(), &mut []) };
         let mut st = self.shared.lock();
         st.resizing = false;
         let (old, cached, moved) = match granted {
@@ -517,7 +517,7 @@ impl CqBackend for Mlx5Cq {
 
     /// A system call: the kernel programs the moderation into the CQ context.
     fn moderate(&self, count: u16, period_us: u16) -> Result<()> {
-        self.ctx.modify_cq(self.handle, count, period_us)
+        cmd::modify_cq(&self.ctx, self.handle, count, period_us)
     }
 }
 
@@ -525,7 +525,7 @@ impl Drop for Mlx5Cq {
     fn drop(&mut self) {
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.ctx.destroy_cq(self.handle) } {
+        if let Err(e) = unsafe { cmd::destroy_cq(&self.ctx, self.handle) } {
             crate::report_drop_error("completion queue", &e);
             // The device may still write the ring and read the doorbell record: keep them.
             std::mem::forget(Arc::clone(&self.shared));

@@ -23,6 +23,22 @@
 //! The context keeps what its objects share: the UAR pages (mapped at the first CQ or QP), the
 //! doorbell-record pages, and the table by which completions find their queue (the user index of
 //! CQE version 1, or the QP/SRQ number with version 0).
+//!
+// This module is declared by the crate's `backends!`, and rustdoc resolves its inner documentation
+// in the crate root: the links name whole paths.
+//! [`wqe`]: crate::mlx5::wqe
+//! [`sq`]: crate::mlx5::sq
+//! [`sq::SendQueue`]: crate::mlx5::sq::SendQueue
+//! [`cqe`]: crate::mlx5::cqe
+//! [`poller`]: crate::mlx5::poller
+//! [`poller::CqPoller`]: crate::mlx5::poller::CqPoller
+//! [`doorbell`]: crate::mlx5::doorbell
+//! [`uar`]: crate::mlx5::uar
+//! [`buf`]: crate::mlx5::buf
+//! [`cq::Mlx5Cq`]: crate::mlx5::cq::Mlx5Cq
+//! [`qp::Mlx5Qp`]: crate::mlx5::qp::Mlx5Qp
+//! [`srq::Mlx5Srq`]: crate::mlx5::srq::Mlx5Srq
+//! [`ah::Mlx5Ah`]: crate::mlx5::ah::Mlx5Ah
 
 pub mod ah;
 pub mod buf;
@@ -46,7 +62,7 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
 use crate::backend::{AhInit, CqInit, Provider};
 use crate::cmd::srq::SrqInit;
-use crate::cmd::QpInit;
+use crate::cmd::{self, QpInit};
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 use poller::WqKey;
@@ -199,7 +215,7 @@ impl Mlx5Context {
 /// its PD number.
 pub fn alloc_pd(ctx: &Ucontext) -> Result<(u32, u32)> {
     let mut resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
-    let handle = ctx.alloc_pd(resp.as_mut_bytes())?;
+    let handle = cmd::alloc_pd(ctx, resp.as_mut_bytes())?;
     Ok((handle, resp.pdn))
 }
 

@@ -37,7 +37,7 @@ use super::wqe::{DataSeg, INVALID_LKEY, MAX_DS, MAX_WQE_COUNT, SEND_WQE_BB};
 use super::{Mlx5Context, Resource};
 use crate::backend::QpBackend;
 use crate::barrier;
-use crate::cmd::{QpCreated, QpInit};
+use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
 use crate::qp_state::state;
 use crate::spin::SpinMutex;
@@ -538,8 +538,9 @@ impl Mlx5Qp {
         // SAFETY: `cmd` names `buf` and `dbrec`, allocated here for this QP's device alone; they
         // move into the `Mlx5Qp` (or are freed by `fail` only once the kernel QP is destroyed,
         // else leaked), whose `Drop` frees them only after `destroy_qp` succeeded.
-        let created =
-            unsafe { ctx.create_qp_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes()) };
+        let created = unsafe {
+            cmd::create_qp_with_udata(ctx, &kernel_init, cmd.as_bytes(), resp.as_mut_bytes())
+        };
         let created = match created {
             Ok(c) => c,
             Err(e) => {
@@ -557,7 +558,7 @@ impl Mlx5Qp {
         let fail = |e: Error, buf: DmaBuf, dbrec: Dbrec| {
             // SAFETY: the object was made just above and is handed to no one; its handle is not
             // named again.
-            if unsafe { ctx.destroy_qp(created.handle) }.is_err() {
+            if unsafe { cmd::destroy_qp(ctx, created.handle) }.is_err() {
                 // The device may still use them.
                 std::mem::forget(buf);
                 std::mem::forget(dbrec);
@@ -691,7 +692,7 @@ impl Mlx5Qp {
         req.qp_handle = self.created.handle;
         // SAFETY: the queue pair is this object's own, and it follows the state change itself
         // (below).
-        unsafe { self.ctx.modify_qp(&req) }?;
+        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
         if req.attr_mask & crate::qp_state::mask::STATE != 0 {
             if req.qp_state == state::RESET {
                 self.clean_cqs();
@@ -739,7 +740,7 @@ impl Mlx5Qp {
 
     /// `QUERY_QP`.
     pub fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
-        self.ctx.query_qp(self.created.handle, attr_mask)
+        cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
     }
 
     /// Posts send work requests, then rings the doorbell once: no system call. `ah` gives each UD
@@ -917,7 +918,7 @@ impl Drop for Mlx5Qp {
     fn drop(&mut self) {
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.ctx.destroy_qp(self.created.handle) } {
+        if let Err(e) = unsafe { cmd::destroy_qp(&self.ctx, self.created.handle) } {
             crate::report_drop_error("queue pair", &e);
             // The device may still use the buffer and the doorbell record: keep them.
             std::mem::forget(Arc::clone(&self.shared));

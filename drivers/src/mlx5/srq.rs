@@ -26,6 +26,7 @@ use super::wqe::{DataSeg, INVALID_LKEY};
 use super::{Mlx5Context, Resource};
 use crate::backend::SrqBackend;
 use crate::barrier;
+use crate::cmd;
 use crate::cmd::srq::{attr_mask, SrqCreated, SrqInit};
 use crate::error::{Error, Result, Verb};
 use crate::spin::SpinMutex;
@@ -319,8 +320,9 @@ impl Mlx5Srq {
         // device
         // alone; `Mlx5Srq`'s `Drop` frees them only after `destroy_srq` succeeded (else leaks them),
         // and the error paths below do the same.
-        let created =
-            unsafe { ctx.create_srq_with_udata(&kernel_init, cmd.as_bytes(), resp.as_mut_bytes()) };
+        let created = unsafe {
+            cmd::srq::create_srq_with_udata(ctx, &kernel_init, cmd.as_bytes(), resp.as_mut_bytes())
+        };
         let mut created = match created {
             Ok(c) => c,
             Err(e) => {
@@ -391,14 +393,20 @@ impl Mlx5Srq {
         }
         // SAFETY: no driver data: the command names no user memory.
         unsafe {
-            self.ctx
-                .modify_srq(self.created.handle, attr_mask::LIMIT, 0, limit, &[])
+            cmd::srq::modify_srq(
+                &self.ctx,
+                self.created.handle,
+                attr_mask::LIMIT,
+                0,
+                limit,
+                &[],
+            )
         }
     }
 
     /// `QUERY_SRQ`: (max_wr, max_sge, limit) as the kernel has them.
     pub fn query(&self) -> Result<(u32, u32, u32)> {
-        let r = self.ctx.query_srq(self.created.handle)?;
+        let r = cmd::srq::query_srq(&self.ctx, self.created.handle)?;
         Ok((r.max_wr, r.max_sge, r.srq_limit))
     }
 
@@ -460,7 +468,7 @@ impl Drop for Mlx5Srq {
     fn drop(&mut self) {
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.ctx.destroy_srq(self.created.handle) } {
+        if let Err(e) = unsafe { cmd::srq::destroy_srq(&self.ctx, self.created.handle) } {
             crate::report_drop_error("shared receive queue", &e);
             // The device may still read the WQEs and the doorbell record: keep them.
             std::mem::forget(Arc::clone(&self.shared));

@@ -7,6 +7,7 @@ use uverbs_uapi as uapi;
 use zerocopy::{FromZeros, IntoBytes};
 
 use crate::backend::AhBackend;
+use crate::cmd;
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 
@@ -27,7 +28,7 @@ impl RxeAh {
     /// [`Error::Unsupported`] (the handle is destroyed again).
     pub fn create(ctx: &Arc<Ucontext>, pd: u32, attr: &uapi::ib_uverbs_ah_attr) -> Result<RxeAh> {
         let mut resp = uapi::rxe_create_ah_resp::new_zeroed();
-        let handle = ctx.create_ah(pd, attr, resp.as_mut_bytes())?;
+        let handle = cmd::create_ah(ctx, pd, attr, resp.as_mut_bytes())?;
         let ah = RxeAh {
             ctx: Arc::clone(ctx),
             handle,
@@ -63,7 +64,7 @@ impl Drop for RxeAh {
     fn drop(&mut self) {
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.ctx.destroy_ah(self.handle) } {
+        if let Err(e) = unsafe { cmd::destroy_ah(&self.ctx, self.handle) } {
             crate::report_drop_error("address handle", &e);
         }
     }

@@ -10,6 +10,7 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 use super::queue::Queue;
 use super::rings::RingHistory;
 use crate::backend::{CqBackend, CqInit};
+use crate::cmd;
 use crate::error::{Result, Verb};
 use crate::ucontext::Ucontext;
 use crate::wc::WorkCompletion;
@@ -35,7 +36,8 @@ impl RxeCq {
     /// Creates a CQ with room for at least `init.cqe` completions and maps its ring.
     pub fn create(ctx: &Arc<Ucontext>, init: &CqInit<'_>) -> Result<RxeCq> {
         let mut resp = uapi::rxe_create_cq_resp::new_zeroed();
-        let (handle, entries) = ctx.create_cq(
+        let (handle, entries) = cmd::create_cq(
+            ctx,
             init.cqe,
             init.user_handle,
             init.comp_vector,
@@ -50,7 +52,7 @@ impl RxeCq {
                 // Best effort: the mapping failed, so the CQ is unusable; the error that matters is e.
                 // SAFETY: the object was made just above and is handed to no one; its handle is not
                 // named again.
-                let _ = unsafe { ctx.destroy_cq(handle) };
+                let _ = unsafe { cmd::destroy_cq(ctx, handle) };
                 return Err(e);
             }
         };
@@ -89,10 +91,8 @@ impl RxeCq {
         let queue = self.rings.replace(|_| {
             let mut resp = uapi::rxe_resize_cq_resp::new_zeroed();
             // SAFETY: no driver request: the command names no memory of ours but `resp`.
-            granted = unsafe {
-                self.ctx
-                    .resize_cq(self.handle, cqe, &[], resp.as_mut_bytes())
-            }?;
+            granted =
+                unsafe { cmd::resize_cq(&self.ctx, self.handle, cqe, &[], resp.as_mut_bytes()) }?;
             let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();
             // If this fails, the kernel fills a ring we could not map and this CQ completes
             // nothing more; the error says why.
@@ -174,7 +174,7 @@ impl CqBackend for RxeCq {
 
     /// `REQ_NOTIFY_CQ`: rxe arms its CQs in the kernel, so this is a system call.
     fn req_notify(&self, solicited_only: bool) -> Result<()> {
-        self.ctx.req_notify_cq(self.handle, solicited_only)
+        cmd::req_notify_cq(&self.ctx, self.handle, solicited_only)
     }
 
     fn resize(&self, cqe: u32) -> Result<u32> {
@@ -183,7 +183,7 @@ impl CqBackend for RxeCq {
 
     /// rxe has no moderation: the kernel answers `EOPNOTSUPP`, [`crate::Error::Unsupported`].
     fn moderate(&self, count: u16, period_us: u16) -> Result<()> {
-        self.ctx.modify_cq(self.handle, count, period_us)
+        cmd::modify_cq(&self.ctx, self.handle, count, period_us)
     }
 }
 
@@ -191,7 +191,7 @@ impl Drop for RxeCq {
     fn drop(&mut self) {
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.ctx.destroy_cq(self.handle) } {
+        if let Err(e) = unsafe { cmd::destroy_cq(&self.ctx, self.handle) } {
             crate::report_drop_error("completion queue", &e);
         }
     }

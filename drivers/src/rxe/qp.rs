@@ -14,7 +14,7 @@ use super::ah::RxeAh;
 use super::queue::{Queue, RingLock};
 use crate::backend::QpBackend;
 use crate::chan::SendDoorbell;
-use crate::cmd::{QpCreated, QpInit};
+use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
 use crate::wr::{
@@ -84,7 +84,7 @@ impl RxeQp {
     /// Creates a queue pair and maps its rings (the receive ring first, as rdma-core does).
     pub fn create(ctx: &Arc<Ucontext>, init: &QpInit) -> Result<RxeQp> {
         let mut resp = uapi::rxe_create_qp_resp::new_zeroed();
-        let created = ctx.create_qp(init, resp.as_mut_bytes())?;
+        let created = cmd::create_qp(ctx, init, resp.as_mut_bytes())?;
         let cap = created.cap;
         let mapped = (|| {
             // A queue pair on a shared receive queue has no receive ring: the kernel hands out no
@@ -112,7 +112,7 @@ impl RxeQp {
             Err(e) => {
                 // SAFETY: the object was made just above and is handed to no one; its handle is not
                 // named again.
-                let _ = unsafe { ctx.destroy_qp(created.handle) };
+                let _ = unsafe { cmd::destroy_qp(ctx, created.handle) };
                 return Err(e);
             }
         };
@@ -169,7 +169,7 @@ impl RxeQp {
         let mut req = *req;
         req.qp_handle = self.created.handle;
         // SAFETY: the queue pair is this object's own; the kernel holds its rings' state.
-        unsafe { self.ctx.modify_qp(&req) }?;
+        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
         if req.attr_mask & crate::qp_state::mask::STATE != 0 {
             self.state.store(req.qp_state, Ordering::Release);
         }
@@ -178,7 +178,7 @@ impl RxeQp {
 
     /// `QUERY_QP`.
     pub fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
-        self.ctx.query_qp(self.created.handle, attr_mask)
+        cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
     }
 
     /// The message length of a request that passes every check of [`RxeQp::check_send`], found
@@ -567,7 +567,7 @@ impl Drop for RxeQp {
         // reference in the kernel, so this order is safe either way).
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.ctx.destroy_qp(self.created.handle) } {
+        if let Err(e) = unsafe { cmd::destroy_qp(&self.ctx, self.created.handle) } {
             crate::report_drop_error("queue pair", &e);
         }
     }

@@ -13,6 +13,7 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use super::queue::{Queue, RingLock};
 use crate::backend::SrqBackend;
+use crate::cmd;
 use crate::cmd::srq::{attr_mask, SrqCreated, SrqInit};
 use crate::error::{Error, Result, Verb};
 use crate::ucontext::Ucontext;
@@ -35,7 +36,7 @@ impl RxeSrq {
     /// Creates a shared receive queue and maps its ring.
     pub fn create(ctx: &Arc<Ucontext>, init: &SrqInit) -> Result<RxeSrq> {
         let mut resp = uapi::rxe_create_srq_resp::new_zeroed();
-        let mut created = ctx.create_srq(init, resp.as_mut_bytes())?;
+        let mut created = cmd::srq::create_srq(ctx, init, resp.as_mut_bytes())?;
         let queue = match Queue::map(
             ctx.channel(),
             &resp.mi,
@@ -47,7 +48,7 @@ impl RxeSrq {
                 // Best effort: the SRQ is unusable without its ring; the error that matters is e.
                 // SAFETY: the object was made just above and is handed to no one; its handle is not
                 // named again.
-                let _ = unsafe { ctx.destroy_srq(created.handle) };
+                let _ = unsafe { cmd::srq::destroy_srq(ctx, created.handle) };
                 return Err(e);
             }
         };
@@ -113,7 +114,8 @@ impl RxeSrq {
         // SAFETY: the only address in the driver data is `mi`'s, a live, writable `mminfo` on this
         // stack frame for the whole command (see above).
         unsafe {
-            self.ctx.modify_srq(
+            cmd::srq::modify_srq(
+                &self.ctx,
                 self.created.handle,
                 attr_mask::LIMIT,
                 0,
@@ -126,7 +128,7 @@ impl RxeSrq {
 
     /// `QUERY_SRQ`: (max_wr, max_sge, limit) as the kernel has them.
     pub fn query(&self) -> Result<(u32, u32, u32)> {
-        let r = self.ctx.query_srq(self.created.handle)?;
+        let r = cmd::srq::query_srq(&self.ctx, self.created.handle)?;
         Ok((r.max_wr, r.max_sge, r.srq_limit))
     }
 
@@ -195,7 +197,7 @@ impl Drop for RxeSrq {
         // in the kernel, so either order is safe).
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.ctx.destroy_srq(self.created.handle) } {
+        if let Err(e) = unsafe { cmd::srq::destroy_srq(&self.ctx, self.created.handle) } {
             crate::report_drop_error("shared receive queue", &e);
         }
     }

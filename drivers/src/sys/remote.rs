@@ -29,8 +29,8 @@
 //!
 //! [`RemoteFile`] is the client side: a [`ModelFile`] that forwards each call. With
 //! [`SOCKET_ENV`] set, [`crate::discover::devices`] lists the daemon's device with such a file as
-//! its `model`, so that everything in this crate (and a statically linked program using it) runs
-//! on the daemon without code changes.
+//! its `model` ([`crate::discover::remote_device`]), so that everything in this crate (and a
+//! statically linked program using it) runs on the daemon without code changes.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
@@ -43,7 +43,6 @@ use nix::errno::Errno;
 use uverbs_uapi::ib_uverbs_ioctl_hdr;
 
 use super::{ModelFile, ModelRef};
-use crate::discover::{DeviceInfo, Driver};
 
 /// The environment variable that names a model daemon's socket: where it is set, discovery lists
 /// the daemon's device (and only it).
@@ -350,23 +349,6 @@ impl RemoteFile {
         &self.path
     }
 
-    /// What discovery lists for the daemon's device: its name and sysfs directory, and this file
-    /// as its `model`.
-    pub fn into_device_info(self) -> DeviceInfo {
-        let info = self.info.clone();
-        DeviceInfo {
-            devnode: PathBuf::from(format!("/dev/infiniband/{}", info.uverbs)),
-            uverbs: info.uverbs,
-            name: info.name,
-            dev: None,
-            abi_version: info.abi_version,
-            driver: Driver::from_id(info.driver_id),
-            index: Some(info.index),
-            sysfs_dir: info.sysfs_dir,
-            model: Some(ModelRef(Arc::new(self))),
-        }
-    }
-
     /// Sends a request and serves the daemon until its answer: the result (a value, or an errno)
     /// and the answer's second word and descriptor.
     ///
@@ -533,16 +515,6 @@ unsafe impl ModelFile for RemoteFile {
             RemoteFile::connect(&self.path)
         }?)))
     }
-}
-
-/// The daemon's device, for discovery when [`SOCKET_ENV`] is set.
-///
-/// # Safety
-/// As [`RemoteFile::connect`]: the server at `path` is a uverbs-mlx5-model daemon, trusted as the
-/// kernel by every context opened on the device.
-pub unsafe fn device_info(path: &Path) -> io::Result<DeviceInfo> {
-    // SAFETY: this function's contract is `connect`'s.
-    Ok(unsafe { RemoteFile::connect(path) }?.into_device_info())
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use uverbs_uapi as uapi;
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::Pd;
-use crate::cmd::MrKeys;
+use crate::cmd::{self, MrKeys};
 use crate::error::{Error, Result, Verb};
 use crate::mem::{self, Allocation, Elements};
 
@@ -99,10 +99,15 @@ impl Mr {
             });
         }
         check_iova_range(iova, len, Verb::RegDmabufMr)?;
-        let keys =
-            pd.device()
-                .ucontext()
-                .reg_dmabuf_mr(pd.handle(), fd, offset, len, iova, access)?;
+        let keys = cmd::reg_dmabuf_mr(
+            pd.device().ucontext(),
+            pd.handle(),
+            fd,
+            offset,
+            len,
+            iova,
+            access,
+        )?;
         Ok(Arc::new(Mr {
             pd: Arc::clone(pd),
             keys,
@@ -124,15 +129,13 @@ impl Mr {
     pub unsafe fn register_implicit_on_demand(pd: &Arc<Pd>, access: u32) -> Result<Arc<Mr>> {
         let access = access | uapi::IB_UVERBS_ACCESS_ON_DEMAND;
         // SAFETY: this function's contract: the caller answers for every address the keys reach.
-        let keys = unsafe {
-            pd.device()
-                .ucontext()
-                .reg_mr(pd.handle(), 0, u64::MAX, 0, access)
-        }
-        .map_err(|e| {
-            let implicit = uapi::ib_verbs::IB_ODP_SUPPORT | uapi::ib_verbs::IB_ODP_SUPPORT_IMPLICIT;
-            on_demand_refusal(pd, access, implicit, e)
-        })?;
+        let keys =
+            unsafe { cmd::reg_mr(pd.device().ucontext(), pd.handle(), 0, u64::MAX, 0, access) }
+                .map_err(|e| {
+                    let implicit =
+                        uapi::ib_verbs::IB_ODP_SUPPORT | uapi::ib_verbs::IB_ODP_SUPPORT_IMPLICIT;
+                    on_demand_refusal(pd, access, implicit, e)
+                })?;
         Ok(Arc::new(Mr {
             pd: Arc::clone(pd),
             keys,
@@ -150,7 +153,7 @@ impl Drop for Mr {
             .take();
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.pd.device().ucontext().dereg_mr(self.keys.handle) } {
+        if let Err(e) = unsafe { cmd::dereg_mr(self.pd.device().ucontext(), self.keys.handle) } {
             crate::report_drop_error("memory region", &e);
             // Still registered: the device may write this memory for a peer.
             if let Some(m) = memory {
@@ -358,7 +361,8 @@ impl<T: FromBytes + IntoBytes + Copy> Region<'static, T> {
         // them to the `Mr` (`new`'s contract, as for a registration); on failure the kernel kept
         // the old range, which the region still owns.
         let reregistered = unsafe {
-            mr.pd.device().ucontext().rereg_mr(
+            cmd::rereg_mr(
+                mr.pd.device().ucontext(),
                 mr.keys.handle,
                 uapi::ib_verbs::IB_MR_REREG_TRANS,
                 addr,
@@ -444,9 +448,14 @@ impl<'a, T: FromBytes + IntoBytes + Copy> Region<'a, T> {
         // accesses are through its slices and volatile views (the device's writes are DMA into
         // plain data) and the post contracts, which the callers of the posting `unsafe fn`s uphold.
         let keys = unsafe {
-            pd.device()
-                .ucontext()
-                .reg_mr(pd.handle(), addr, bytes as u64, iova, access)
+            cmd::reg_mr(
+                pd.device().ucontext(),
+                pd.handle(),
+                addr,
+                bytes as u64,
+                iova,
+                access,
+            )
         };
         let keys = match keys {
             Ok(keys) => keys,
@@ -638,7 +647,8 @@ impl<T> Region<'_, T> {
         // region registered, which stays as `new`'s contract keeps it; the new access is one the
         // memory's owner vouched for (this function's contract).
         let (lkey, rkey) = unsafe {
-            mr.pd.device().ucontext().rereg_mr(
+            cmd::rereg_mr(
+                mr.pd.device().ucontext(),
                 mr.keys.handle,
                 flags,
                 0,

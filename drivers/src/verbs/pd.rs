@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::{dispatch, Backend, DeviceContext};
 use crate::backend::Provider;
+use crate::cmd;
 use crate::error::{Error, Result, Verb};
 
 /// A protection domain, deallocated when dropped.
@@ -40,7 +41,7 @@ impl Drop for Pd {
     fn drop(&mut self) {
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.dev.ucontext().dealloc_pd(self.handle) } {
+        if let Err(e) = unsafe { cmd::dealloc_pd(self.dev.ucontext(), self.handle) } {
             crate::report_drop_error("protection domain", &e);
         }
     }
@@ -64,7 +65,7 @@ impl Mw {
                 verb: Verb::AllocMw,
             });
         }
-        let (handle, rkey) = dev.ucontext().alloc_mw(pd.handle(), mw_type)?;
+        let (handle, rkey) = cmd::alloc_mw(dev.ucontext(), pd.handle(), mw_type)?;
         Ok(Mw {
             dev: Arc::clone(dev),
             handle,
@@ -87,7 +88,7 @@ impl Drop for Mw {
     fn drop(&mut self) {
         // SAFETY: the handle is this object's own (its destructor runs once), nothing else holds
         // it, and it is not named again.
-        if let Err(e) = unsafe { self.dev.ucontext().dealloc_mw(self.handle) } {
+        if let Err(e) = unsafe { cmd::dealloc_mw(self.dev.ucontext(), self.handle) } {
             crate::report_drop_error("memory window", &e);
         }
     }

@@ -12,6 +12,7 @@ use zerocopy::{FromBytes, FromZeros, IntoBytes};
 use super::hca::{CqDesc, EventSink, Hca, HcaStats, MrDesc, QpAttrs, QpDesc, SrqDesc};
 use super::*;
 use uverbs_drivers::chan::CommandPath;
+use uverbs_drivers::cmd;
 use uverbs_drivers::error::Error;
 use uverbs_drivers::qp_state::mask as m;
 use uverbs_drivers::qp_state::state as qps;
@@ -178,7 +179,7 @@ impl CqMem {
 /// Creates a CQ on `mem`.
 ///
 /// # Safety
-/// As [`Ucontext::create_cq_with_udata`]: the CQ is destroyed (or its context closed) before `mem`
+/// As [`cmd::create_cq_with_udata`]: the CQ is destroyed (or its context closed) before `mem`
 /// is dropped, and nothing accesses `mem` in ways that race with the device meanwhile.
 unsafe fn create_cq(
     ctx: &Ucontext,
@@ -190,7 +191,8 @@ unsafe fn create_cq(
     let mut resp = uapi::mlx5_ib_create_cq_resp::new_zeroed();
     // SAFETY: `cmd` names `mem`'s buffer and doorbell record; this function's contract.
     let (h, cqe) = unsafe {
-        ctx.create_cq_with_udata(
+        cmd::create_cq_with_udata(
+            ctx,
             mem.ncqe - 1,
             user_handle,
             0,
@@ -255,7 +257,7 @@ fn qp_init(pd: u32, cq: u32, qp_type: u8, rq: u32) -> uverbs_drivers::cmd::QpIni
 /// Creates a QP whose ring and doorbell record `cmd` names.
 ///
 /// # Safety
-/// As [`Ucontext::create_qp_with_udata`]: what `cmd` names stays allocated until the QP is
+/// As [`cmd::create_qp_with_udata`]: what `cmd` names stays allocated until the QP is
 /// destroyed (or its context closed), and nothing accesses it in ways that race with the device.
 unsafe fn create_qp(
     ctx: &Ucontext,
@@ -264,13 +266,13 @@ unsafe fn create_qp(
 ) -> uverbs_drivers::Result<(uverbs_drivers::cmd::QpCreated, uapi::mlx5_ib_create_qp_resp)> {
     let mut resp = uapi::mlx5_ib_create_qp_resp::new_zeroed();
     // SAFETY: this function's contract.
-    let c = unsafe { ctx.create_qp_with_udata(init, cmd.as_bytes(), resp.as_mut_bytes()) }?;
+    let c = unsafe { cmd::create_qp_with_udata(ctx, init, cmd.as_bytes(), resp.as_mut_bytes()) }?;
     Ok((c, resp))
 }
 
 fn alloc_pd(ctx: &Ucontext) -> u32 {
     let mut resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
-    ctx.alloc_pd(resp.as_mut_bytes()).unwrap()
+    cmd::alloc_pd(ctx, resp.as_mut_bytes()).unwrap()
 }
 
 fn modify(
@@ -284,7 +286,7 @@ fn modify(
     req.attr_mask = mask;
     f(&mut req);
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.modify_qp(&req) }
+    unsafe { cmd::modify_qp(ctx, &req) }
 }
 
 /// RESET → INIT → RTR → RTS of an RC QP connected to `dest_qpn` over GID index 1.
@@ -965,92 +967,98 @@ fn pds_and_mrs() {
         .unwrap();
         let ctx = open(&model, path);
         let mut pd_resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
-        let pd = ctx.alloc_pd(pd_resp.as_mut_bytes()).unwrap();
+        let pd = cmd::alloc_pd(&ctx, pd_resp.as_mut_bytes()).unwrap();
         assert_ne!(pd_resp.pdn, 0);
         // mlx5 needs room for its answer.
-        assert_eq!(errno(ctx.alloc_pd(&mut []).unwrap_err()), Errno::EFAULT);
+        assert_eq!(
+            errno(cmd::alloc_pd(&ctx, &mut []).unwrap_err()),
+            Errno::EFAULT
+        );
         let mem = pages(4);
         let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
         let a = mem.as_ptr() as u64;
         // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-        let keys = unsafe { ctx.reg_mr(pd, a, 4 * 4096, a, rw) }.unwrap();
+        let keys = unsafe { cmd::reg_mr(&ctx, pd, a, 4 * 4096, a, rw) }.unwrap();
         assert_eq!(keys.lkey, keys.rkey);
         assert_ne!(keys.lkey, 0x100);
         // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-        let keys2 = unsafe { ctx.reg_mr(pd, a + 16, 100, 0x1000_0010, rw) }.unwrap();
+        let keys2 = unsafe { cmd::reg_mr(&ctx, pd, a + 16, 100, 0x1000_0010, rw) }.unwrap();
         assert_ne!(keys2.lkey, keys.lkey);
         // The kernel's refusals.
         let e = |r: uverbs_drivers::Result<uverbs_drivers::cmd::MrKeys>| errno(r.unwrap_err());
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-            e(unsafe { ctx.reg_mr(pd, 0x1000, 4096, 0x1000, rw) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd, 0x1000, 4096, 0x1000, rw) }),
             Errno::EFAULT
         );
-        // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-        assert_eq!(e(unsafe { ctx.reg_mr(pd, a, 0, a, rw) }), Errno::EINVAL);
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-            e(unsafe { ctx.reg_mr(pd, a, 4096, a + 1, rw) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd, a, 0, a, rw) }),
             Errno::EINVAL
         );
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-            e(unsafe { ctx.reg_mr(pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_REMOTE_WRITE) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd, a, 4096, a + 1, rw) }),
             Errno::EINVAL
         );
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-            e(unsafe { ctx.reg_mr(pd, a, 4096, a, 1 << 15) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd, a, 4096, a, uapi::IB_UVERBS_ACCESS_REMOTE_WRITE) }),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
+            e(unsafe { cmd::reg_mr(&ctx, pd, a, 4096, a, 1 << 15) }),
             Errno::EINVAL
         );
         // On demand: memory that is not mapped yet registers (nothing is pinned), but the
         // implicit region (the whole address space) must be at IOVA 0.
         let odp = uapi::IB_UVERBS_ACCESS_ON_DEMAND | uapi::IB_UVERBS_ACCESS_LOCAL_WRITE;
         // SAFETY: no work is posted; the region names no memory of this process that is mapped.
-        assert!(unsafe { ctx.reg_mr(pd, 0x1000, 4096, 0x1000, odp) }.is_ok());
+        assert!(unsafe { cmd::reg_mr(&ctx, pd, 0x1000, 4096, 0x1000, odp) }.is_ok());
         assert_eq!(
             // SAFETY: refused, so nothing is registered.
-            e(unsafe { ctx.reg_mr(pd, 0, u64::MAX, 0x1000, odp) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd, 0, u64::MAX, 0x1000, odp) }),
             Errno::EINVAL
         );
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-            e(unsafe { ctx.reg_mr(pd + 100, a, 4096, a, rw) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd + 100, a, 4096, a, rw) }),
             Errno::EINVAL
         );
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-            e(unsafe { ctx.reg_mr(pd, a, 5 * 4096, a, rw) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd, a, 5 * 4096, a, rw) }),
             Errno::EFAULT
         );
         let code = pds_and_mrs as *const () as usize as u64;
         assert_eq!(
             // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-            e(unsafe { ctx.reg_mr(pd, code, 64, code, rw) }),
+            e(unsafe { cmd::reg_mr(&ctx, pd, code, 64, code, rw) }),
             Errno::EFAULT
         );
         // SAFETY: no work is posted, and `drop(ctx)` below deregisters before `mem` drops.
-        unsafe { ctx.reg_mr(pd, code, 64, code, 0) }.unwrap();
+        unsafe { cmd::reg_mr(&ctx, pd, code, 64, code, 0) }.unwrap();
         assert!(matches!(
-            ctx.alloc_mw(pd, 2),
+            cmd::alloc_mw(&ctx, pd, 2),
             Err(Error::Unsupported { .. })
         ));
         // The PD is busy while its MRs exist.
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.dealloc_pd(pd) }.unwrap_err()),
+            errno(unsafe { cmd::dealloc_pd(&ctx, pd) }.unwrap_err()),
             Errno::EBUSY
         );
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.dereg_mr(keys.handle) }.unwrap();
+        unsafe { cmd::dereg_mr(&ctx, keys.handle) }.unwrap();
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.dereg_mr(keys.handle) }.unwrap_err()),
+            errno(unsafe { cmd::dereg_mr(&ctx, keys.handle) }.unwrap_err()),
             Errno::ENOENT
         );
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.dereg_mr(pd) }.unwrap_err()),
+            errno(unsafe { cmd::dereg_mr(&ctx, pd) }.unwrap_err()),
             Errno::EINVAL
         );
         // keys2, the one over code, and the on-demand one.
@@ -1074,7 +1082,7 @@ fn cqs_channels_and_events() {
             ..ModelConfig::default()
         });
         let ctx = open(&model, path);
-        let chan = ctx.create_comp_channel().unwrap();
+        let chan = cmd::create_comp_channel(&ctx).unwrap();
         let mem = CqMem::new(15);
         // SAFETY: no work is posted; the CQ is destroyed below, before `mem` drops.
         let (h, cqe, cqn) = unsafe { create_cq(&ctx, &mem, Some(chan.as_fd()), 0xc0ffee) }.unwrap();
@@ -1094,7 +1102,7 @@ fn cqs_channels_and_events() {
         );
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            unsafe { ctx.destroy_cq(h) }.unwrap(),
+            unsafe { cmd::destroy_cq(&ctx, h) }.unwrap(),
             (1, 0),
             "{ioctl:?} {path:?}"
         );
@@ -1108,7 +1116,15 @@ fn cqs_channels_and_events() {
             errno(
                 // SAFETY: refused (asserted), so no CQ uses what the command names.
                 unsafe {
-                    ctx.create_cq_with_udata(cqe, 0, 0, None, cmd.as_bytes(), resp.as_mut_bytes())
+                    cmd::create_cq_with_udata(
+                        &ctx,
+                        cqe,
+                        0,
+                        0,
+                        None,
+                        cmd.as_bytes(),
+                        resp.as_mut_bytes(),
+                    )
                 }
                 .unwrap_err(),
             )
@@ -1149,7 +1165,15 @@ fn cqs_channels_and_events() {
             errno(
                 // SAFETY: refused (asserted), so no CQ uses what the command names.
                 unsafe {
-                    ctx.create_cq_with_udata(15, 0, 8, None, good.as_bytes(), resp.as_mut_bytes())
+                    cmd::create_cq_with_udata(
+                        &ctx,
+                        15,
+                        0,
+                        8,
+                        None,
+                        good.as_bytes(),
+                        resp.as_mut_bytes(),
+                    )
                 }
                 .unwrap_err()
             ),
@@ -1160,7 +1184,8 @@ fn cqs_channels_and_events() {
             errno(
                 // SAFETY: refused (asserted), so no CQ uses what the command names.
                 unsafe {
-                    ctx.create_cq_with_udata(
+                    cmd::create_cq_with_udata(
+                        &ctx,
                         15,
                         0,
                         0,
@@ -1176,8 +1201,10 @@ fn cqs_channels_and_events() {
         assert_eq!(
             errno(
                 // SAFETY: refused (asserted), so no CQ uses what the command names.
-                unsafe { ctx.create_cq_with_udata(15, 0, 0, None, good.as_bytes(), &mut []) }
-                    .unwrap_err()
+                unsafe {
+                    cmd::create_cq_with_udata(&ctx, 15, 0, 0, None, good.as_bytes(), &mut [])
+                }
+                .unwrap_err()
             ),
             Errno::EFAULT,
             "no room for the CQ number"
@@ -1187,7 +1214,8 @@ fn cqs_channels_and_events() {
             errno(
                 // SAFETY: refused (asserted), so no CQ uses what the command names.
                 unsafe {
-                    ctx.create_cq_with_udata(
+                    cmd::create_cq_with_udata(
+                        &ctx,
                         15,
                         0,
                         0,
@@ -1211,10 +1239,10 @@ fn cqs_channels_and_events() {
             .unwrap();
         assert_eq!((ev.element, ev.event_type), (0xabc, 0));
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        assert_eq!(unsafe { ctx.destroy_cq(h) }.unwrap(), (0, 1));
+        assert_eq!(unsafe { cmd::destroy_cq(&ctx, h) }.unwrap(), (0, 1));
         // An unused channel the user closed is collected at the next creation.
         drop(chan);
-        let c2 = ctx.create_comp_channel().unwrap();
+        let c2 = cmd::create_comp_channel(&ctx).unwrap();
         assert_eq!(model.stats().event_files, 2, "{ioctl:?} {path:?}");
         drop(c2);
     }
@@ -1254,7 +1282,7 @@ fn qps_modify_query_and_destroy() {
         // The CQ is busy while the QP uses it.
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.destroy_cq(cq) }.unwrap_err()),
+            errno(unsafe { cmd::destroy_cq(&ctx, cq) }.unwrap_err()),
             Errno::EBUSY
         );
         // Invalid transitions and attributes.
@@ -1281,7 +1309,7 @@ fn qps_modify_query_and_destroy() {
         // RESET → RESET is nothing.
         modify(&ctx, qp.handle, m::STATE, |r| r.qp_state = qps::RESET).unwrap();
         connect_rc(&ctx, qp.handle, qp.qpn).unwrap();
-        let q = ctx.query_qp(qp.handle, 0).unwrap();
+        let q = cmd::query_qp(&ctx, qp.handle, 0).unwrap();
         assert_eq!(
             (q.qp_state, q.path_mtu, q.dest_qp_num, q.port_num),
             (qps::RTS, 5, qp.qpn, 1)
@@ -1315,7 +1343,10 @@ fn qps_modify_query_and_destroy() {
         );
         // RTS → ERR → RESET.
         modify(&ctx, qp.handle, m::STATE, |r| r.qp_state = qps::ERR).unwrap();
-        assert_eq!(ctx.query_qp(qp.handle, 0).unwrap().qp_state, qps::ERR);
+        assert_eq!(
+            cmd::query_qp(&ctx, qp.handle, 0).unwrap().qp_state,
+            qps::ERR
+        );
         assert_eq!(
             e(m::STATE | m::CUR_STATE, |r| {
                 r.qp_state = qps::RTS;
@@ -1411,8 +1442,10 @@ fn qps_modify_query_and_destroy() {
         assert_eq!(
             errno(
                 // SAFETY: refused (asserted), so no QP uses what the command names.
-                unsafe { ctx.create_qp_with_udata(&init, &qm.cmd(1).as_bytes()[..40], &mut []) }
-                    .unwrap_err()
+                unsafe {
+                    cmd::create_qp_with_udata(&ctx, &init, &qm.cmd(1).as_bytes()[..40], &mut [])
+                }
+                .unwrap_err()
             ),
             Errno::EINVAL,
             "udata too short"
@@ -1421,7 +1454,7 @@ fn qps_modify_query_and_destroy() {
         long.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
         assert_eq!(
             // SAFETY: refused (asserted), so no QP uses what the command names.
-            errno(unsafe { ctx.create_qp_with_udata(&init, &long, &mut []) }.unwrap_err()),
+            errno(unsafe { cmd::create_qp_with_udata(&ctx, &init, &long, &mut []) }.unwrap_err()),
             Errno::EINVAL,
             "non-zero bytes after the request"
         );
@@ -1441,9 +1474,10 @@ fn qps_modify_query_and_destroy() {
         ));
         // A QP without a driver answer buffer is fine.
         // SAFETY: no work is posted; destroyed on the next line.
-        let c2 = unsafe { ctx.create_qp_with_udata(&init, qm.cmd(2).as_bytes(), &mut []) }.unwrap();
+        let c2 = unsafe { cmd::create_qp_with_udata(&ctx, &init, qm.cmd(2).as_bytes(), &mut []) }
+            .unwrap();
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.destroy_qp(c2.handle) }.unwrap();
+        unsafe { cmd::destroy_qp(&ctx, c2.handle) }.unwrap();
         // UD and multicast.
         let ud = qp_init(pd, cq, uapi::IB_UVERBS_QPT_UD, 16);
         // SAFETY: no work is posted, so the device never touches what the command names.
@@ -1456,30 +1490,30 @@ fn qps_modify_query_and_destroy() {
             g
         };
         assert_eq!(
-            errno(ctx.attach_mcast(qp.handle, &mgid, 0).unwrap_err()),
+            errno(cmd::attach_mcast(&ctx, qp.handle, &mgid, 0).unwrap_err()),
             Errno::EINVAL
         );
         assert_eq!(
             errno(
-                ctx.attach_mcast(udqp.handle, &ModelConfig::default().gids[1], 0)
+                cmd::attach_mcast(&ctx, udqp.handle, &ModelConfig::default().gids[1], 0)
                     .unwrap_err()
             ),
             Errno::EINVAL
         );
-        ctx.attach_mcast(udqp.handle, &mgid, 0).unwrap();
-        ctx.attach_mcast(udqp.handle, &mgid, 0).unwrap();
+        cmd::attach_mcast(&ctx, udqp.handle, &mgid, 0).unwrap();
+        cmd::attach_mcast(&ctx, udqp.handle, &mgid, 0).unwrap();
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.destroy_qp(udqp.handle) }.unwrap_err()),
+            errno(unsafe { cmd::destroy_qp(&ctx, udqp.handle) }.unwrap_err()),
             Errno::EBUSY
         );
-        ctx.detach_mcast(udqp.handle, &mgid, 0).unwrap();
+        cmd::detach_mcast(&ctx, udqp.handle, &mgid, 0).unwrap();
         assert_eq!(
-            errno(ctx.detach_mcast(udqp.handle, &mgid, 0).unwrap_err()),
+            errno(cmd::detach_mcast(&ctx, udqp.handle, &mgid, 0).unwrap_err()),
             Errno::EINVAL
         );
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.destroy_qp(udqp.handle) }.unwrap();
+        unsafe { cmd::destroy_qp(&ctx, udqp.handle) }.unwrap();
         // An async event of the QP.
         model.dev.events.async_event(3, hca::ObjectKind::Qp, qp.qpn);
         let ev = ctx
@@ -1488,16 +1522,16 @@ fn qps_modify_query_and_destroy() {
             .unwrap();
         assert_eq!((ev.element, ev.event_type), (0x5150, 3));
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        assert_eq!(unsafe { ctx.destroy_qp(qp.handle) }.unwrap(), 1);
+        assert_eq!(unsafe { cmd::destroy_qp(&ctx, qp.handle) }.unwrap(), 1);
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.destroy_qp(qp.handle) }.unwrap_err()),
+            errno(unsafe { cmd::destroy_qp(&ctx, qp.handle) }.unwrap_err()),
             Errno::ENOENT
         );
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.destroy_cq(cq) }.unwrap();
+        unsafe { cmd::destroy_cq(&ctx, cq) }.unwrap();
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.dealloc_pd(pd) }.unwrap();
+        unsafe { cmd::dealloc_pd(&ctx, pd) }.unwrap();
         let s = model.stats();
         assert_eq!((s.qps, s.cqs, s.pds), (0, 0, 0), "{ioctl:?} {path:?}");
     }
@@ -1527,8 +1561,10 @@ fn srqs_and_ahs() {
         };
         let mut resp = uapi::mlx5_ib_create_srq_resp::new_zeroed();
         // SAFETY: no work is posted, so the device never touches `buf` or `db`.
-        let srq = unsafe { ctx.create_srq_with_udata(&init, cmd.as_bytes(), resp.as_mut_bytes()) }
-            .unwrap();
+        let srq = unsafe {
+            cmd::srq::create_srq_with_udata(&ctx, &init, cmd.as_bytes(), resp.as_mut_bytes())
+        }
+        .unwrap();
         assert_eq!((srq.max_wr, srq.max_sge, srq.srqn), (127, 2, 0));
         let d = *rec.srqs.lock().unwrap().last().unwrap();
         assert_eq!(
@@ -1536,10 +1572,11 @@ fn srqs_and_ahs() {
             (resp.srqn, 128, 6, 9)
         );
         // The limit given at creation is not armed (ibv_create_srq ignores it).
-        assert_eq!(ctx.query_srq(srq.handle).unwrap().srq_limit, 0);
+        assert_eq!(cmd::srq::query_srq(&ctx, srq.handle).unwrap().srq_limit, 0);
         // SAFETY: no driver data: the command names no memory.
         unsafe {
-            ctx.modify_srq(
+            cmd::srq::modify_srq(
+                &ctx,
                 srq.handle,
                 uverbs_drivers::cmd::srq::attr_mask::LIMIT,
                 0,
@@ -1548,13 +1585,14 @@ fn srqs_and_ahs() {
             )
         }
         .unwrap();
-        let q = ctx.query_srq(srq.handle).unwrap();
+        let q = cmd::srq::query_srq(&ctx, srq.handle).unwrap();
         assert_eq!((q.max_wr, q.max_sge, q.srq_limit), (127, 2, 5));
         assert_eq!(
             errno(
                 // SAFETY: no driver data: the command names no memory.
                 unsafe {
-                    ctx.modify_srq(
+                    cmd::srq::modify_srq(
+                        &ctx,
                         srq.handle,
                         uverbs_drivers::cmd::srq::attr_mask::LIMIT,
                         0,
@@ -1570,7 +1608,8 @@ fn srqs_and_ahs() {
             errno(
                 // SAFETY: no driver data: the command names no memory.
                 unsafe {
-                    ctx.modify_srq(
+                    cmd::srq::modify_srq(
+                        &ctx,
                         srq.handle,
                         uverbs_drivers::cmd::srq::attr_mask::MAX_WR,
                         200,
@@ -1587,8 +1626,10 @@ fn srqs_and_ahs() {
         assert_eq!(
             errno(
                 // SAFETY: refused (asserted), so no SRQ uses what the command names.
-                unsafe { ctx.create_srq_with_udata(&big, cmd.as_bytes(), resp.as_mut_bytes()) }
-                    .unwrap_err()
+                unsafe {
+                    cmd::srq::create_srq_with_udata(&ctx, &big, cmd.as_bytes(), resp.as_mut_bytes())
+                }
+                .unwrap_err()
             ),
             Errno::EINVAL
         );
@@ -1597,8 +1638,10 @@ fn srqs_and_ahs() {
         assert_eq!(
             errno(
                 // SAFETY: refused (asserted), so no SRQ uses what the command names.
-                unsafe { ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes()) }
-                    .unwrap_err()
+                unsafe {
+                    cmd::srq::create_srq_with_udata(&ctx, &init, c.as_bytes(), resp.as_mut_bytes())
+                }
+                .unwrap_err()
             ),
             Errno::EINVAL
         );
@@ -1607,8 +1650,10 @@ fn srqs_and_ahs() {
         assert_eq!(
             errno(
                 // SAFETY: refused (asserted), so no SRQ uses what the command names.
-                unsafe { ctx.create_srq_with_udata(&init, c.as_bytes(), resp.as_mut_bytes()) }
-                    .unwrap_err()
+                unsafe {
+                    cmd::srq::create_srq_with_udata(&ctx, &init, c.as_bytes(), resp.as_mut_bytes())
+                }
+                .unwrap_err()
             ),
             Errno::EFAULT
         );
@@ -1628,11 +1673,11 @@ fn srqs_and_ahs() {
         );
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.destroy_srq(srq.handle) }.unwrap_err()),
+            errno(unsafe { cmd::srq::destroy_srq(&ctx, srq.handle) }.unwrap_err()),
             Errno::EBUSY
         );
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.destroy_qp(qp.handle) }.unwrap();
+        unsafe { cmd::destroy_qp(&ctx, qp.handle) }.unwrap();
         model
             .dev
             .events
@@ -1642,8 +1687,11 @@ fn srqs_and_ahs() {
             .unwrap()
             .unwrap();
         assert_eq!((ev.element, ev.event_type), (0x5e, 15));
-        // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        assert_eq!(unsafe { ctx.destroy_srq(srq.handle) }.unwrap(), 1);
+        assert_eq!(
+            // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
+            unsafe { cmd::srq::destroy_srq(&ctx, srq.handle) }.unwrap(),
+            1
+        );
 
         // Address handles: the destination MAC a neighbour table gives.
         let ah = |dgid: [u8; 16], sgid: u8| -> uverbs_drivers::Result<[u8; 6]> {
@@ -1653,10 +1701,10 @@ fn srqs_and_ahs() {
             attr.grh.dgid = dgid;
             attr.grh.sgid_index = sgid;
             let mut resp = uapi::mlx5_ib_create_ah_resp::new_zeroed();
-            let h = ctx.create_ah(pd, &attr, resp.as_mut_bytes())?;
+            let h = cmd::create_ah(&ctx, pd, &attr, resp.as_mut_bytes())?;
             assert_eq!(resp.response_length, 10);
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            unsafe { ctx.destroy_ah(h) }?;
+            unsafe { cmd::destroy_ah(&ctx, h) }?;
             Ok(resp.dmac)
         };
         let gids = ModelConfig::default().gids;
@@ -1682,31 +1730,28 @@ fn srqs_and_ahs() {
         attr.port_num = 1;
         let mut r = uapi::mlx5_ib_create_ah_resp::new_zeroed();
         assert_eq!(
-            errno(ctx.create_ah(pd, &attr, r.as_mut_bytes()).unwrap_err()),
+            errno(cmd::create_ah(&ctx, pd, &attr, r.as_mut_bytes()).unwrap_err()),
             Errno::EINVAL,
             "RoCE needs the GRH"
         );
         attr.is_global = 1;
         assert_eq!(
-            errno(
-                ctx.create_ah(pd, &attr, &mut r.as_mut_bytes()[..8])
-                    .unwrap_err()
-            ),
+            errno(cmd::create_ah(&ctx, pd, &attr, &mut r.as_mut_bytes()[..8]).unwrap_err()),
             Errno::EINVAL,
             "mlx5 needs room for the MAC"
         );
-        let h = ctx.create_ah(pd, &attr, r.as_mut_bytes()).unwrap();
+        let h = cmd::create_ah(&ctx, pd, &attr, r.as_mut_bytes()).unwrap();
         assert_eq!(
             // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-            errno(unsafe { ctx.dealloc_pd(pd) }.unwrap_err()),
+            errno(unsafe { cmd::dealloc_pd(&ctx, pd) }.unwrap_err()),
             Errno::EBUSY
         );
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.destroy_ah(h) }.unwrap();
+        unsafe { cmd::destroy_ah(&ctx, h) }.unwrap();
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.destroy_cq(cq) }.unwrap();
+        unsafe { cmd::destroy_cq(&ctx, cq) }.unwrap();
         // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-        unsafe { ctx.dealloc_pd(pd) }.unwrap();
+        unsafe { cmd::dealloc_pd(&ctx, pd) }.unwrap();
     }
 }
 
@@ -1745,11 +1790,11 @@ fn uar_pages_are_shared_with_the_model() {
     assert_eq!(e(page, 100), Some(libc::EINVAL));
     // Registering UAR memory is refused, as pinning device memory is.
     let mut pd_resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
-    let pd = ctx.alloc_pd(pd_resp.as_mut_bytes()).unwrap();
+    let pd = cmd::alloc_pd(&ctx, pd_resp.as_mut_bytes()).unwrap();
     let at = a.as_ptr() as u64;
     assert_eq!(
         // SAFETY: refused (asserted): nothing is registered.
-        errno(unsafe { ctx.reg_mr(pd, at, 64, at, 0) }.unwrap_err()),
+        errno(unsafe { cmd::reg_mr(&ctx, pd, at, 64, at, 0) }.unwrap_err()),
         Errno::EFAULT
     );
 }
@@ -1851,7 +1896,7 @@ fn dynamic_uars_as_libmlx5_uses_them() {
     // A CQ names its UAR page: there is no static one to default to, and an index that is not one
     // of the context's UARs is refused.
     let pd = alloc_pd(&ctx);
-    let chan = ctx.create_comp_channel().unwrap();
+    let chan = cmd::create_comp_channel(&ctx).unwrap();
     let cqm = CqMem::new(15);
     for i in 0..cqm.ncqe as usize {
         // SAFETY: the buffer holds `ncqe` 64-byte entries; op_own is the last byte of each.
@@ -1862,7 +1907,8 @@ fn dynamic_uars_as_libmlx5_uses_them() {
         // SAFETY: `cmd` names `cqm`'s ring and doorbell record, which outlive the CQ (destroyed
         // below).
         unsafe {
-            ctx.create_cq_with_udata(
+            cmd::create_cq_with_udata(
+                &ctx,
                 cqm.ncqe - 1,
                 0xfeed,
                 0,
@@ -1917,7 +1963,7 @@ fn dynamic_uars_as_libmlx5_uses_them() {
     let a = mem.as_ptr() as u64;
     let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
     // SAFETY: deregistered at the end, before `mem`; the WRITEs are waited for.
-    let mr = unsafe { ctx.reg_mr(pd, a, 4096, a, rw) }.unwrap();
+    let mr = unsafe { cmd::reg_mr(&ctx, pd, a, 4096, a, rw) }.unwrap();
     let wqe = |index: u16, to: u64| {
         let mut w = [0u8; 64];
         w[0..4].copy_from_slice(&((u32::from(index) << 8) | 0x08).to_be_bytes());
@@ -1994,13 +2040,13 @@ fn dynamic_uars_as_libmlx5_uses_them() {
     assert_eq!(st.arm_doorbell_mismatches, 0, "{st:?}");
 
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.destroy_qp(qp.handle) }.unwrap();
+    unsafe { cmd::destroy_qp(&ctx, qp.handle) }.unwrap();
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.destroy_cq(cq) }.unwrap();
+    unsafe { cmd::destroy_cq(&ctx, cq) }.unwrap();
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.dereg_mr(mr.handle) }.unwrap();
+    unsafe { cmd::dereg_mr(&ctx, mr.handle) }.unwrap();
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.dealloc_pd(pd) }.unwrap();
+    unsafe { cmd::dealloc_pd(&ctx, pd) }.unwrap();
     destroy_uar(&ctx, nc).unwrap();
     // UAR objects left at close go with the file.
     assert_eq!(model.objects().uars, 1);
@@ -2090,7 +2136,7 @@ fn a_context_its_pds_and_mrs_can_be_imported() {
 
     // PD_QUERY: the PD number of a PD handle.
     let mut pd_resp = uapi::mlx5_ib_alloc_pd_resp::new_zeroed();
-    let pd = ctx.alloc_pd(pd_resp.as_mut_bytes()).unwrap();
+    let pd = cmd::alloc_pd(&ctx, pd_resp.as_mut_bytes()).unwrap();
     let query_pd = |handle: u32| {
         let mut pdn = 0u32;
         let mut cmd = IoctlCmd::new(uapi::UVERBS_OBJECT_PD, uapi::MLX5_IB_METHOD_PD_QUERY);
@@ -2108,7 +2154,7 @@ fn a_context_its_pds_and_mrs_can_be_imported() {
     let mut mem = pages(2);
     let a = mem.as_mut_ptr() as u64;
     // SAFETY: deregistered below, before `mem`; nothing is posted.
-    let mr = unsafe { ctx.reg_mr(pd, a + 16, 4000, 0x7000_0010, 1) }.unwrap();
+    let mr = unsafe { cmd::reg_mr(&ctx, pd, a + 16, 4000, 0x7000_0010, 1) }.unwrap();
     assert_eq!(query_pd(mr.handle), Err(Errno::EINVAL), "not a PD");
     let query_mr = |handle: u32, iova: bool| {
         let (mut lkey, mut rkey, mut length, mut va) = (0u32, 0u32, 0u64, 0u64);
@@ -2132,10 +2178,10 @@ fn a_context_its_pds_and_mrs_can_be_imported() {
     assert_eq!(query_mr(mr.handle, false), Ok((mr.lkey, mr.rkey, 4000, 0)));
     assert_eq!(query_mr(pd, true), Err(Errno::EINVAL), "not an MR");
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.dereg_mr(mr.handle) }.unwrap();
+    unsafe { cmd::dereg_mr(&ctx, mr.handle) }.unwrap();
     assert_eq!(query_mr(mr.handle, true), Err(Errno::ENOENT));
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.dealloc_pd(pd) }.unwrap();
+    unsafe { cmd::dealloc_pd(&ctx, pd) }.unwrap();
 
     // A context of static bfregs answers them too (libmlx5 then refuses to import it).
     let sctx = open_info(&info, CommandPath::Auto);
@@ -2243,7 +2289,7 @@ fn rc_loopback_through_the_hca() {
     let model = Mlx5Model::new().unwrap();
     let ctx = open(&model, CommandPath::Auto);
     let pd = alloc_pd(&ctx);
-    let chan = ctx.create_comp_channel().unwrap();
+    let chan = cmd::create_comp_channel(&ctx).unwrap();
     let cqm = CqMem::new(15);
     for i in 0..cqm.ncqe as usize {
         // SAFETY: the buffer holds `ncqe` 64-byte entries; op_own is the last byte of each.
@@ -2267,7 +2313,7 @@ fn rc_loopback_through_the_hca() {
     let a = mem.as_ptr() as u64;
     let rw = uapi::IB_UVERBS_ACCESS_LOCAL_WRITE | uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
     // SAFETY: deregistered at the end, before `mem`; the one WRITE is waited for.
-    let mr = unsafe { ctx.reg_mr(pd, a, 4096, a, rw) }.unwrap();
+    let mr = unsafe { cmd::reg_mr(&ctx, pd, a, 4096, a, rw) }.unwrap();
     // One RDMA WRITE WQE: ctrl, raddr, data segment, at SQ index 0 (after the 512-byte RQ).
     let sq = qm.buf.as_ptr() as usize + 512;
     let mut wqe = [0u8; 48];
@@ -2322,13 +2368,13 @@ fn rc_loopback_through_the_hca() {
     );
     assert!(model.stats().hca.send_cqes >= 1);
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.destroy_qp(qp.handle) }.unwrap();
+    unsafe { cmd::destroy_qp(&ctx, qp.handle) }.unwrap();
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    assert_eq!(unsafe { ctx.destroy_cq(cq) }.unwrap(), (1, 0));
+    assert_eq!(unsafe { cmd::destroy_cq(&ctx, cq) }.unwrap(), (1, 0));
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.dereg_mr(mr.handle) }.unwrap();
+    unsafe { cmd::dereg_mr(&ctx, mr.handle) }.unwrap();
     // SAFETY: the object is this test's own, made by a raw command; no wrapper holds it.
-    unsafe { ctx.dealloc_pd(pd) }.unwrap();
+    unsafe { cmd::dealloc_pd(&ctx, pd) }.unwrap();
 }
 
 #[test]

@@ -90,7 +90,7 @@ fn client(sock: &Path, cut: impl FnOnce(&remote::RemoteInfo)) {
         .info()
         .clone();
     // SAFETY: as above.
-    let info = unsafe { remote::device_info(sock) }.unwrap();
+    let info = unsafe { uverbs_drivers::discover::remote_device(sock) }.unwrap();
     let ctx = Arc::new(DeviceContext::open(&info).expect("opening the daemon's device"));
     let pd = Arc::new(Pd::alloc(&ctx).unwrap());
     let mut buf = vec![0u8; 4096];

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use uverbs_drivers::backend::{AhInit, CqInit};
-use uverbs_drivers::cmd::{MrKeys, QpInit};
+use uverbs_drivers::cmd::{self, MrKeys, QpInit};
 use uverbs_drivers::qp_state::mask;
 use uverbs_drivers::uapi;
 use uverbs_drivers::verbs::{Ah, Cq, DeviceContext, Pd, Qp, UdAddress};
@@ -39,7 +39,7 @@ impl Setup {
                 None,
                 // SAFETY: the daemon at `path` is the model the parent test serves
                 // (`through_a_daemon_from_another_process`).
-                unsafe { uverbs_drivers::sys::remote::device_info(std::path::Path::new(&path)) }
+                unsafe { uverbs_drivers::discover::remote_device(std::path::Path::new(&path)) }
                     .expect("connecting to the daemon"),
             ),
             None => {
@@ -59,7 +59,8 @@ impl Setup {
         // SAFETY: `buf`'s 8 KiB of `u64`s (any bytes are valid ones) move into the `Setup`, whose
         // `Drop` deregisters the region before its fields, `buf` included, are dropped; the tests
         // read `buf` only after polling the completions of the work they posted.
-        let mr = unsafe { ctx.ucontext().reg_mr(pd.handle(), addr, 8192, addr, access) }.unwrap();
+        let mr =
+            unsafe { cmd::reg_mr(ctx.ucontext(), pd.handle(), addr, 8192, addr, access) }.unwrap();
         Setup {
             _model: model,
             ctx,
@@ -135,7 +136,7 @@ impl Setup {
 impl Drop for Setup {
     fn drop(&mut self) {
         // SAFETY: the region is this test's own, made by the raw command above; no wrapper holds it.
-        unsafe { self.ctx.ucontext().dereg_mr(self.mr.handle) }.unwrap();
+        unsafe { cmd::dereg_mr(self.ctx.ucontext(), self.mr.handle) }.unwrap();
     }
 }
 
@@ -378,7 +379,7 @@ fn rc_loopback_on_one_queue_pair() {
 #[test]
 fn ud_datagram_to_itself_and_arming() {
     let mut s = Setup::new();
-    let channel = s.ctx.ucontext().create_comp_channel().unwrap();
+    let channel = cmd::create_comp_channel(s.ctx.ucontext()).unwrap();
     let cq = Cq::create(
         &s.ctx,
         &CqInit {

@@ -5,21 +5,27 @@
 // the address).
 #![forbid(unsafe_code)]
 
+use uverbs_drivers::cmd;
+
 fn context() -> uverbs::Context {
     unimplemented!()
 }
 
 fn main() {
     let ctx = context();
-    let pd = ctx.driver_context().ucontext().alloc_pd(&mut []).unwrap();
+    let pd = cmd::alloc_pd(ctx.driver_context().ucontext(), &mut []).unwrap();
     let buf = vec![0u8; 4096];
     let addr = buf.as_ptr() as u64;
     drop(buf);
     let remote_write = 0x1 | 0x2;
-    let keys = ctx
-        .driver_context()
-        .ucontext()
-        .reg_mr(pd, addr, 4096, addr, remote_write)
-        .unwrap();
+    let keys = cmd::reg_mr(
+        ctx.driver_context().ucontext(),
+        pd,
+        addr,
+        4096,
+        addr,
+        remote_write,
+    )
+    .unwrap();
     println!("rkey {:#x} names freed memory", keys.rkey);
 }

@@ -5,6 +5,7 @@
 // They are `unsafe fn`s now, whose callers promise the handle is theirs alone (E0133).
 #![forbid(unsafe_code)]
 
+use uverbs_drivers::cmd;
 use uverbs_drivers::verbs::{DeviceContext, Iova, Pd, Region};
 
 fn main() {
@@ -12,7 +13,7 @@ fn main() {
     let dev = std::sync::Arc::new(DeviceContext::open(&info).unwrap());
     let pd = std::sync::Arc::new(Pd::alloc(&dev).unwrap());
     let mut a = Region::register(&pd, vec![0u8; 4096], 0x1, Iova::Address).unwrap();
-    dev.ucontext().dereg_mr(a.mr().keys().handle).unwrap();
-    dev.ucontext().destroy_qp(0).unwrap();
+    cmd::dereg_mr(dev.ucontext(), a.mr().keys().handle).unwrap();
+    cmd::destroy_qp(dev.ucontext(), 0).unwrap();
     a.rereg(None, Some(0x1 | 0x2 | 0x4)).unwrap();
 }
