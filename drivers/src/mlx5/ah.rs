@@ -147,11 +147,6 @@ impl Mlx5Ah {
         Ok(ah)
     }
 
-    /// The kernel's handle (RoCE only).
-    pub fn handle(&self) -> Option<u32> {
-        self.handle
-    }
-
     /// The address vector UD sends through this handle carry.
     pub fn av(&self) -> &Av {
         &self.av
@@ -159,6 +154,7 @@ impl Mlx5Ah {
 }
 
 impl AhBackend for Mlx5Ah {
+    /// The kernel's handle (RoCE only).
     fn handle(&self) -> Option<u32> {
         self.handle
     }

@@ -15,7 +15,7 @@ pub mod srq;
 
 use std::sync::Arc;
 
-use crate::backend::{AhInit, CqInit, Provider};
+use crate::backend::{AhInit, CqInit, Provider, SrqBackend};
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
 use crate::error::{Error, Result, Verb};
@@ -70,7 +70,7 @@ impl Provider for RxeContext {
         srq: Option<&srq::RxeSrq>,
     ) -> Result<qp::RxeQp> {
         // The kernel finds the CQs and the SRQ by the handles in `init`.
-        if init.srq != srq.map(srq::RxeSrq::handle) {
+        if init.srq != srq.map(SrqBackend::handle) {
             return Err(Error::InvalidArgument {
                 verb: Verb::CreateQp,
                 what: "the shared receive queue does not match the request".into(),
