@@ -23,6 +23,20 @@
 //! The context keeps what its objects share: the UAR pages (mapped at the first CQ or QP), the
 //! doorbell-record pages, and the table by which completions find their queue (the user index of
 //! CQE version 1, or the QP/SRQ number with version 0).
+//!
+//! [`wqe`]: crate::mlx5::wqe
+//! [`sq`]: crate::mlx5::sq
+//! [`sq::SendQueue`]: crate::mlx5::sq::SendQueue
+//! [`cqe`]: crate::mlx5::cqe
+//! [`poller`]: crate::mlx5::poller
+//! [`poller::CqPoller`]: crate::mlx5::poller::CqPoller
+//! [`doorbell`]: crate::mlx5::doorbell
+//! [`uar`]: crate::mlx5::uar
+//! [`buf`]: crate::mlx5::buf
+//! [`cq::Mlx5Cq`]: crate::mlx5::cq::Mlx5Cq
+//! [`qp::Mlx5Qp`]: crate::mlx5::qp::Mlx5Qp
+//! [`srq::Mlx5Srq`]: crate::mlx5::srq::Mlx5Srq
+//! [`ah::Mlx5Ah`]: crate::mlx5::ah::Mlx5Ah
 
 pub mod ah;
 pub mod buf;

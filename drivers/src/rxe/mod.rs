@@ -5,6 +5,11 @@
 //!
 //! rxe's user context carries no driver data in either direction (the kernel's `rxe_alloc_ucontext`
 //! ignores udata), and `QUERY_DEVICE` must be sent without any.
+//!
+//! [`queue`]: crate::rxe::queue
+//! [`cq`]: crate::rxe::cq
+//! [`qp`]: crate::rxe::qp
+//! [`ah`]: crate::rxe::ah
 
 pub mod ah;
 pub mod cq;
