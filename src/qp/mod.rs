@@ -267,12 +267,9 @@ impl QueuePair<'_> {
         let fine =
             |r: &SendRequest<'_>| r.mw.is_none() && (!ud || self.datagram_fault(r, mtu).is_none());
         if requests.iter().all(fine) {
+            let qp = &self.inner.imp;
             // SAFETY: the requests' memory is covered by this function's contract.
-            return match unsafe {
-                self.inner
-                    .imp
-                    .post_send(requests, UdAddress::address_handle)
-            } {
+            return match unsafe { qp.post_send(requests, UdAddress::address_handle) } {
                 Ok(()) => Ok(()),
                 Err(e) => Err(PostFailure::from(e)),
             };
@@ -299,13 +296,10 @@ impl QueuePair<'_> {
         // A window refusal lies within what the datagram check kept, so it comes first.
         let (requests, window_refused, windows) = self.check_windows(requests);
         let refused = window_refused.or(refused);
+        let qp = &self.inner.imp;
         // SAFETY: the requests' memory is covered by this function's contract.
-        let result = unsafe {
-            self.inner
-                .imp
-                .post_send(requests, UdAddress::address_handle)
-        }
-        .map_err(PostFailure::from);
+        let result =
+            unsafe { qp.post_send(requests, UdAddress::address_handle) }.map_err(PostFailure::from);
         // Windows bound by the requests that went in now have their new keys.
         if windows {
             let posted = result
