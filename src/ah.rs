@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use uverbs_drivers::backend::AhInit;
+use uverbs_drivers::backend::{AhBackend, AhInit};
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::uapi;
 use uverbs_drivers::verbs::Ah;

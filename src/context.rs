@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use uverbs_drivers::backend::CqBackend;
 use uverbs_drivers::chan::CommandPath;
 use uverbs_drivers::discover::{self, DeviceInfo, Driver};
 use uverbs_drivers::error::{Error, Verb};

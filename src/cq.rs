@@ -4,7 +4,7 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use uverbs_drivers::backend::CqInit;
+use uverbs_drivers::backend::{CqBackend, CqInit};
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::verbs::Cq;
 

@@ -3,6 +3,7 @@
 use std::io;
 use std::sync::Arc;
 
+use uverbs_drivers::backend::SrqBackend;
 use uverbs_drivers::cmd::srq::SrqInit;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::verbs::Srq;

@@ -416,7 +416,7 @@ mod model {
     /// pair's completion) when destroyed. Now refused before any command.
     #[test]
     fn the_drivers_refuse_a_queue_pair_on_another_contexts_queues() {
-        use uverbs_drivers::backend::CqInit;
+        use uverbs_drivers::backend::{CqBackend, CqInit, QpBackend};
         use uverbs_drivers::cmd::QpInit;
         use uverbs_drivers::verbs::{Cq, DeviceContext, Pd, Qp};
         let _serial = serial();

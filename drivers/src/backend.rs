@@ -8,9 +8,12 @@
 //! backend and live in [`crate::cmd`]; a backend refuses one it lacks through its [`Provider`]
 //! (`supports_memory_windows`).
 //!
-//! The verbs layer ([`crate::verbs`]) holds each object as an enum over the backends and
-//! dispatches with a `match`, which inlines on the data path where a trait object's call could not;
-//! the traits are the contract that keeps the backends' signatures the same.
+//! A backend implements the traits directly: each operation is written once, in its trait impl.
+//! The verbs layer ([`crate::verbs`]) holds each object as an enum over the backends that
+//! implements the same trait, each method a `match` that calls the backend's, which inlines on the
+//! data path where a trait object's call could not; the traits are the contract that keeps the
+//! backends' signatures the same. A caller names the trait to call its methods (`use
+//! uverbs_drivers::backend::CqBackend;`).
 
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;

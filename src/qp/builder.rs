@@ -5,6 +5,7 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+use uverbs_drivers::backend::{CqBackend, SrqBackend};
 use uverbs_drivers::cmd::QpInit;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::uapi;

@@ -15,11 +15,12 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+use uverbs_drivers::backend::QpBackend;
 use uverbs_drivers::cmd;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::qp_state::{self, mask};
 use uverbs_drivers::uapi;
-use uverbs_drivers::verbs::Qp;
+use uverbs_drivers::verbs::{Qp, UdAddress};
 use uverbs_drivers::wr::{PostError, RecvWr, SendWr};
 
 use crate::cq::CqInner;
@@ -210,7 +211,7 @@ impl<'res> QueuePair<'res> {
         let wr = SendWr::send(wr_id, &sges);
         // SAFETY: a non-inline SEND, so the call itself reads no buffer; the device reads
         // `mr[range]` later, which this function's own contract covers.
-        unsafe { self.inner.imp.post_send(&[wr]) }.map_err(post_error)
+        unsafe { self.inner.imp.post_send(&[wr], UdAddress::address_handle) }.map_err(post_error)
     }
 
     /// Posts `mr[range]` as one receive buffer with `wr_id`. No system call.
@@ -264,8 +265,9 @@ impl QueuePair<'_> {
         let fine =
             |r: &SendRequest<'_>| r.mw.is_none() && (!ud || self.datagram_fault(r, mtu).is_none());
         if requests.iter().all(fine) {
+            let qp = &self.inner.imp;
             // SAFETY: the requests' memory is covered by this function's contract.
-            return match unsafe { self.inner.imp.post_send(requests) } {
+            return match unsafe { qp.post_send(requests, UdAddress::address_handle) } {
                 Ok(()) => Ok(()),
                 Err(e) => Err(PostFailure::from(e)),
             };
@@ -292,8 +294,10 @@ impl QueuePair<'_> {
         // A window refusal lies within what the datagram check kept, so it comes first.
         let (requests, window_refused, windows) = self.check_windows(requests);
         let refused = window_refused.or(refused);
+        let qp = &self.inner.imp;
         // SAFETY: the requests' memory is covered by this function's contract.
-        let result = unsafe { self.inner.imp.post_send(requests) }.map_err(PostFailure::from);
+        let result =
+            unsafe { qp.post_send(requests, UdAddress::address_handle) }.map_err(PostFailure::from);
         // Windows bound by the requests that went in now have their new keys.
         if windows {
             let posted = result

@@ -148,11 +148,6 @@ impl Mlx5Ah {
         Ok(ah)
     }
 
-    /// The kernel's handle (RoCE only).
-    pub fn handle(&self) -> Option<u32> {
-        self.handle
-    }
-
     /// The address vector UD sends through this handle carry.
     pub fn av(&self) -> &Av {
         &self.av
@@ -160,6 +155,7 @@ impl Mlx5Ah {
 }
 
 impl AhBackend for Mlx5Ah {
+    /// The kernel's handle (RoCE only).
     fn handle(&self) -> Option<u32> {
         self.handle
     }

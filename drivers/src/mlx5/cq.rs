@@ -10,7 +10,7 @@
 //! queue's tail, or the SRQ's WQE index. After a batch the consumer index goes to the doorbell
 //! record. Arming writes the arm word into the doorbell record and the 64-bit arm doorbell to UAR
 //! page 0; each completion event read from the channel must be acknowledged with
-//! [`Mlx5Cq::event`], so the next arm carries the next sequence number.
+//! [`CqBackend::event`], so the next arm carries the next sequence number.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
@@ -301,99 +301,13 @@ impl Mlx5Cq {
         })
     }
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
-        self.handle
-    }
-
     /// The CQ number.
     pub fn cqn(&self) -> u32 {
         self.shared.cqn
     }
 
-    /// How many completions the queue holds (the kernel's answer: the ring's entries less one).
-    pub fn entries(&self) -> u32 {
-        self.entries.load(Ordering::Relaxed)
-    }
-
-    /// `RESIZE_CQ` (rdma-core's `mlx5_resize_cq`): a new ring of the next power of two above
-    /// `cqe`, handed to the kernel with `mlx5_ib_resize_cq`; the device writes a resize CQE into
-    /// the old ring and moves to the new one, and the completions still waiting in the old ring
-    /// are copied over ([`CqPoller::resize`]). Serialised with pollers by the CQ's lock; the old
-    /// ring is freed once the kernel has let go of it (its answer).
-    pub fn resize(&self, cqe: u32) -> Result<u32> {
-        let ncqe = cq_entries(cqe).map_err(|e| match e {
-            Error::InvalidArgument { what, .. } => Error::InvalidArgument {
-                verb: Verb::ResizeCq,
-                what,
-            },
-            e => e,
-        })?;
-        let _resize = self.shared.resize.lock().unwrap_or_else(|p| p.into_inner());
-        if ncqe == self.shared.lock().cq.entries() {
-            return Ok(self.entries());
-        }
-        // The system calls (the new ring's mapping, RESIZE_CQ) are made with no spin lock held:
-        // pollers find the queue empty meanwhile, and an arm waits for the new ring.
-        let ring = CqRing::new(ncqe as usize, CQE_SIZE)?;
-        let mut cmd = uapi::mlx5_ib_resize_cq::new_zeroed();
-        cmd.buf_addr = ring.addr();
-        cmd.cqe_size = CQE_SIZE as u16;
-        self.shared.lock().resizing = true;
-        // SAFETY: `cmd` names `ring`, allocated here for this CQ's device alone; on success it
-        // moves into the poller (and so lives until the CQ is destroyed, or another resize hands it
-        // back after the kernel let go of it); on failure the kernel did not keep it.
-        let granted =
-            unsafe { cmd::resize_cq(&self.ctx, self.handle, ncqe - 1, cmd.as_bytes(), &mut []) };
-        let mut st = self.shared.lock();
-        st.resizing = false;
-        let (old, cached, moved) = match granted {
-            Ok(granted) => {
-                let cached = st.cached.take();
-                let (old, moved) = st.cq.resize(ring, ncqe);
-                // The consumer index stepped over the resize CQE: tell the device.
-                st.cq.update_consumer_index(&mut &self.shared.dbrec);
-                self.entries.store(granted, Ordering::Relaxed);
-                (old, cached, moved.map(|()| granted))
-            }
-            // A model daemon whose connection broke may have moved to the new ring: keep both.
-            Err(e) if e.may_have_run() => {
-                std::mem::forget(ring);
-                return Err(e);
-            }
-            // The kernel kept the old ring; the new one goes.
-            Err(e) => (ring, None, Err(e)),
-        };
-        if let Some(solicited) = st.pending_arm.take() {
-            self.arm(&st, solicited);
-        }
-        drop(st);
-        // The old ring (or the refused new one) and the cached queue are freed with no lock held:
-        // the kernel let go of the ring when it answered.
-        drop((old, cached));
-        moved
-    }
-
     pub(crate) fn shared(&self) -> &Arc<CqShared> {
         &self.shared
-    }
-
-    /// Takes up to `out.len()` completions, oldest first; returns how many.
-    ///
-    /// No system call. A CQE that names no queue of this context, or no outstanding work request,
-    /// is consumed and reported as an [`Error::Protocol`]; when completions came before it, they are
-    /// returned and the error is reported by the next poll.
-    #[inline]
-    pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
-        self.poll_impl::<C, false>(out, |c, _| C::from(c))
-    }
-
-    /// [`Mlx5Cq::poll`] with each completion's timestamp, read from its CQE while the entry is
-    /// still software's (a plain poll never reads it).
-    pub fn poll_timestamped<C: From<TimestampedCompletion>>(&self, out: &mut [C]) -> Result<usize> {
-        self.poll_impl::<C, true>(out, |wc, timestamp| {
-            C::from(TimestampedCompletion { wc, timestamp })
-        })
     }
 
     /// The poll loop: `make` builds each output from the completion and, with `TIMESTAMP`, the
@@ -450,19 +364,6 @@ impl Mlx5Cq {
         }
     }
 
-    /// Arms the CQ: its next completion (or, with `solicited`, its next solicited one) raises a
-    /// completion event on its channel. No system call: the arm word goes into the doorbell record
-    /// and the arm doorbell to UAR page 0 (rdma-core's `mlx5_arm_cq`).
-    pub fn req_notify(&self, solicited: bool) {
-        let mut st = self.shared.lock();
-        if st.resizing {
-            // The resize arms the new ring when it is done (for any completion if either asked).
-            st.pending_arm = Some(st.pending_arm.unwrap_or(true) && solicited);
-            return;
-        }
-        self.arm(&st, solicited);
-    }
-
     /// Rings the arm doorbell, under the CQ's lock (`st`).
     fn arm(&self, st: &CqState, solicited: bool) {
         // SAFETY: `arm` stores one 64-bit arm doorbell for this CQ, which this value owns, and the
@@ -470,49 +371,118 @@ impl Mlx5Cq {
         let mut uar = unsafe { self.uars.cq_uar() };
         st.cq.arm(solicited, &mut &self.shared.dbrec, &mut uar);
     }
-
-    /// Acknowledges a completion event of this CQ read from its channel (rdma-core's
-    /// `mlx5_cq_event`, from `ibv_get_cq_event`): the next arm carries the next sequence number.
-    pub fn event(&self) {
-        self.shared.lock().cq.event();
-    }
 }
 
 impl CqBackend for Mlx5Cq {
-    fn ucontext(&self) -> &Arc<Ucontext> {
-        &self.ctx
-    }
-
     fn handle(&self) -> u32 {
         self.handle
     }
 
-    fn entries(&self) -> u32 {
-        Mlx5Cq::entries(self)
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
     }
 
+    /// How many completions the queue holds (the kernel's answer: the ring's entries less one).
+    fn entries(&self) -> u32 {
+        self.entries.load(Ordering::Relaxed)
+    }
+
+    /// Takes up to `out.len()` completions, oldest first; returns how many.
+    ///
+    /// No system call. A CQE that names no queue of this context, or no outstanding work request,
+    /// is consumed and reported as an [`Error::Protocol`]; when completions came before it, they are
+    /// returned and the error is reported by the next poll.
     #[inline]
     fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
-        Mlx5Cq::poll(self, out)
+        self.poll_impl::<C, false>(out, |c, _| C::from(c))
     }
 
-    fn resize(&self, cqe: u32) -> Result<u32> {
-        Mlx5Cq::resize(self, cqe)
-    }
-
-    #[inline]
-    fn poll_timestamped<C: From<TimestampedCompletion>>(&self, out: &mut [C]) -> Result<usize> {
-        Mlx5Cq::poll_timestamped(self, out)
-    }
-
-    /// A doorbell: no system call.
-    fn req_notify(&self, solicited_only: bool) -> Result<()> {
-        Mlx5Cq::req_notify(self, solicited_only);
+    /// Arms the CQ: its next completion (or, with `solicited`, its next solicited one) raises a
+    /// completion event on its channel. No system call: the arm word goes into the doorbell record
+    /// and the arm doorbell to UAR page 0 (rdma-core's `mlx5_arm_cq`).
+    fn req_notify(&self, solicited: bool) -> Result<()> {
+        let mut st = self.shared.lock();
+        if st.resizing {
+            // The resize arms the new ring when it is done (for any completion if either asked).
+            st.pending_arm = Some(st.pending_arm.unwrap_or(true) && solicited);
+            return Ok(());
+        }
+        self.arm(&st, solicited);
         Ok(())
     }
 
+    /// Acknowledges a completion event of this CQ read from its channel (rdma-core's
+    /// `mlx5_cq_event`, from `ibv_get_cq_event`): the next arm carries the next sequence number.
     fn event(&self) {
-        Mlx5Cq::event(self);
+        self.shared.lock().cq.event();
+    }
+
+    /// [`CqBackend::poll`] with each completion's timestamp, read from its CQE while the entry is
+    /// still software's (a plain poll never reads it).
+    #[inline]
+    fn poll_timestamped<C: From<TimestampedCompletion>>(&self, out: &mut [C]) -> Result<usize> {
+        self.poll_impl::<C, true>(out, |wc, timestamp| {
+            C::from(TimestampedCompletion { wc, timestamp })
+        })
+    }
+
+    /// `RESIZE_CQ` (rdma-core's `mlx5_resize_cq`): a new ring of the next power of two above
+    /// `cqe`, handed to the kernel with `mlx5_ib_resize_cq`; the device writes a resize CQE into
+    /// the old ring and moves to the new one, and the completions still waiting in the old ring
+    /// are copied over ([`CqPoller::resize`]). Serialised with pollers by the CQ's lock; the old
+    /// ring is freed once the kernel has let go of it (its answer).
+    fn resize(&self, cqe: u32) -> Result<u32> {
+        let ncqe = cq_entries(cqe).map_err(|e| match e {
+            Error::InvalidArgument { what, .. } => Error::InvalidArgument {
+                verb: Verb::ResizeCq,
+                what,
+            },
+            e => e,
+        })?;
+        let _resize = self.shared.resize.lock().unwrap_or_else(|p| p.into_inner());
+        if ncqe == self.shared.lock().cq.entries() {
+            return Ok(self.entries());
+        }
+        // The system calls (the new ring's mapping, RESIZE_CQ) are made with no spin lock held:
+        // pollers find the queue empty meanwhile, and an arm waits for the new ring.
+        let ring = CqRing::new(ncqe as usize, CQE_SIZE)?;
+        let mut cmd = uapi::mlx5_ib_resize_cq::new_zeroed();
+        cmd.buf_addr = ring.addr();
+        cmd.cqe_size = CQE_SIZE as u16;
+        self.shared.lock().resizing = true;
+        // SAFETY: `cmd` names `ring`, allocated here for this CQ's device alone; on success it
+        // moves into the poller (and so lives until the CQ is destroyed, or another resize hands it
+        // back after the kernel let go of it); on failure the kernel did not keep it.
+        let granted = unsafe {
+            crate::cmd::resize_cq(&self.ctx, self.handle, ncqe - 1, cmd.as_bytes(), &mut [])
+        };
+        let mut st = self.shared.lock();
+        st.resizing = false;
+        let (old, cached, moved) = match granted {
+            Ok(granted) => {
+                let cached = st.cached.take();
+                let (old, moved) = st.cq.resize(ring, ncqe);
+                // The consumer index stepped over the resize CQE: tell the device.
+                st.cq.update_consumer_index(&mut &self.shared.dbrec);
+                self.entries.store(granted, Ordering::Relaxed);
+                (old, cached, moved.map(|()| granted))
+            }
+            // A model daemon whose connection broke may have moved to the new ring: keep both.
+            Err(e) if e.may_have_run() => {
+                std::mem::forget(ring);
+                return Err(e);
+            }
+            // The kernel kept the old ring; the new one goes.
+            Err(e) => (ring, None, Err(e)),
+        };
+        if let Some(solicited) = st.pending_arm.take() {
+            self.arm(&st, solicited);
+        }
+        drop(st);
+        // The old ring (or the refused new one) and the cached queue are freed with no lock held:
+        // the kernel let go of the ring when it answered.
+        drop((old, cached));
+        moved
     }
 
     /// A system call: the kernel programs the moderation into the CQ context.

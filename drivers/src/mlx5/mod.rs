@@ -24,8 +24,6 @@
 //! doorbell-record pages, and the table by which completions find their queue (the user index of
 //! CQE version 1, or the QP/SRQ number with version 0).
 //!
-// This module is declared by the crate's `backends!`, and rustdoc resolves its inner documentation
-// in the crate root: the links name whole paths.
 //! [`wqe`]: crate::mlx5::wqe
 //! [`sq`]: crate::mlx5::sq
 //! [`sq::SendQueue`]: crate::mlx5::sq::SendQueue

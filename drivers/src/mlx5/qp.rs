@@ -35,7 +35,7 @@ use super::srq::{Mlx5Srq, SrqShared};
 use super::uar::Uars;
 use super::wqe::{DataSeg, INVALID_LKEY, MAX_DS, MAX_WQE_COUNT, SEND_WQE_BB};
 use super::{Mlx5Context, Resource};
-use crate::backend::QpBackend;
+use crate::backend::{CqBackend, QpBackend, SrqBackend};
 use crate::barrier;
 use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
@@ -513,7 +513,7 @@ impl Mlx5Qp {
                 })
             }
         };
-        if init.srq != srq.map(Mlx5Srq::handle)
+        if init.srq != srq.map(SrqBackend::handle)
             || init.send_cq != send_cq.handle()
             || init.recv_cq != recv_cq.handle()
         {
@@ -651,16 +651,6 @@ impl Mlx5Qp {
         })
     }
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
-        self.created.handle
-    }
-
-    /// The queue pair number.
-    pub fn qpn(&self) -> u32 {
-        self.created.qpn
-    }
-
     /// The transport (`IB_UVERBS_QPT_*`).
     pub fn qp_type(&self) -> u8 {
         self.qp_type
@@ -669,46 +659,6 @@ impl Mlx5Qp {
     /// The BlueFlame register the kernel gave the queue pair.
     pub fn bfreg_index(&self) -> u32 {
         self.bfreg
-    }
-
-    /// The capacities, as rdma-core reports them: send and receive work requests as the queues
-    /// hold them, the send entries asked for, receive entries and inline bytes as the WQEs hold
-    /// them.
-    pub fn cap(&self) -> uapi::ib_uverbs_qp_cap {
-        self.cap
-    }
-
-    /// The state as of the last successful [`Mlx5Qp::modify`].
-    #[inline]
-    pub fn state(&self) -> u8 {
-        self.state.load(Ordering::Acquire)
-    }
-
-    /// `MODIFY_QP`; on success the tracked state follows. A move to RESET removes the queue pair's
-    /// completions from its CQs (returning SRQ WQEs they held to the SRQ) and empties its queues,
-    /// as rdma-core's `mlx5_modify_qp` does.
-    pub fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
-        let mut req = *req;
-        req.qp_handle = self.created.handle;
-        // SAFETY: the queue pair is this object's own, and it follows the state change itself
-        // (below).
-        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
-        if req.attr_mask & crate::qp_state::mask::STATE != 0 {
-            if req.qp_state == state::RESET {
-                self.clean_cqs();
-                if let Some(mut sq) = self.shared.sq() {
-                    sq.reset();
-                }
-                if let Some(mut rq) = self.shared.rq() {
-                    rq.head = 0;
-                    rq.tail = 0;
-                }
-                self.shared.dbrec.store(RCV_DBR, U32::ZERO);
-                self.shared.dbrec.store(SND_DBR, U32::ZERO);
-            }
-            self.state.store(req.qp_state, Ordering::Release);
-        }
-        Ok(())
     }
 
     /// Removes this queue pair's completions from its CQs (rdma-core's `mlx5_cq_clean`).
@@ -737,9 +687,61 @@ impl Mlx5Qp {
             self.send_cq.clean(ours);
         }
     }
+}
+
+impl QpBackend for Mlx5Qp {
+    type Ah = Mlx5Ah;
+
+    fn handle(&self) -> u32 {
+        self.created.handle
+    }
+
+    fn qpn(&self) -> u32 {
+        self.created.qpn
+    }
+
+    /// The capacities, as rdma-core reports them: send and receive work requests as the queues
+    /// hold them, the send entries asked for, receive entries and inline bytes as the WQEs hold
+    /// them.
+    fn cap(&self) -> uapi::ib_uverbs_qp_cap {
+        self.cap
+    }
+
+    /// The state as of the last successful [`QpBackend::modify`].
+    #[inline]
+    fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// `MODIFY_QP`; on success the tracked state follows. A move to RESET removes the queue pair's
+    /// completions from its CQs (returning SRQ WQEs they held to the SRQ) and empties its queues,
+    /// as rdma-core's `mlx5_modify_qp` does.
+    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+        let mut req = *req;
+        req.qp_handle = self.created.handle;
+        // SAFETY: the queue pair is this object's own, and it follows the state change itself
+        // (below).
+        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
+        if req.attr_mask & crate::qp_state::mask::STATE != 0 {
+            if req.qp_state == state::RESET {
+                self.clean_cqs();
+                if let Some(mut sq) = self.shared.sq() {
+                    sq.reset();
+                }
+                if let Some(mut rq) = self.shared.rq() {
+                    rq.head = 0;
+                    rq.tail = 0;
+                }
+                self.shared.dbrec.store(RCV_DBR, U32::ZERO);
+                self.shared.dbrec.store(SND_DBR, U32::ZERO);
+            }
+            self.state.store(req.qp_state, Ordering::Release);
+        }
+        Ok(())
+    }
 
     /// `QUERY_QP`.
-    pub fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
         cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
     }
 
@@ -758,7 +760,7 @@ impl Mlx5Qp {
     /// unwritten (or unaccessed, for READ and atomics), until the completion has been polled.
     /// Inline data is copied during the call and needs nothing.
     #[inline]
-    pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
         ah: impl Fn(&W) -> Option<&Mlx5Ah>,
@@ -809,12 +811,13 @@ impl Mlx5Qp {
 
     /// Posts receive work requests: no system call. The queue pair must be out of RESET and have
     /// a receive queue of its own. Stops at the first invalid request or the first that finds the
-    /// queue full, as [`Mlx5Qp::post_send`] does.
+    /// queue full, as [`QpBackend::post_send`] does.
     ///
     /// # Safety
     /// The device writes each entry's memory (through its memory region) until the receive
     /// completes: nothing may read or write it, or free it, before the completion has been polled.
-    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+    #[inline]
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
@@ -863,54 +866,6 @@ impl Mlx5Qp {
             self.shared.dbrec.store(RCV_DBR, U32::new(rq.head & 0xffff));
         }
         result
-    }
-}
-
-impl QpBackend for Mlx5Qp {
-    type Ah = Mlx5Ah;
-
-    fn handle(&self) -> u32 {
-        Mlx5Qp::handle(self)
-    }
-
-    fn qpn(&self) -> u32 {
-        Mlx5Qp::qpn(self)
-    }
-
-    fn cap(&self) -> uapi::ib_uverbs_qp_cap {
-        Mlx5Qp::cap(self)
-    }
-
-    #[inline]
-    fn state(&self) -> u8 {
-        Mlx5Qp::state(self)
-    }
-
-    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
-        Mlx5Qp::modify(self, req)
-    }
-
-    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
-        Mlx5Qp::query(self, attr_mask)
-    }
-
-    #[inline]
-    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&Mlx5Ah>,
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        unsafe { Mlx5Qp::post_send(self, wrs, ah) }
-    }
-
-    #[inline]
-    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        unsafe { Mlx5Qp::post_recv(self, wrs) }
     }
 }
 

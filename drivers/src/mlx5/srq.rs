@@ -354,34 +354,37 @@ impl Mlx5Srq {
         })
     }
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
+    pub(crate) fn shared(&self) -> &Arc<SrqShared> {
+        &self.shared
+    }
+}
+
+impl SrqBackend for Mlx5Srq {
+    fn handle(&self) -> u32 {
         self.created.handle
     }
 
-    /// The SRQ number.
-    pub fn srqn(&self) -> u32 {
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
+    }
+
+    fn srqn(&self) -> u32 {
         self.created.srqn
     }
 
     /// Receive work requests the queue really holds (its WQEs less one).
-    pub fn capacity(&self) -> u32 {
+    fn capacity(&self) -> u32 {
         self.shared.sizes.capacity()
     }
 
-    /// Scatter entries per receive work request.
-    pub fn max_sge(&self) -> u32 {
+    fn max_sge(&self) -> u32 {
         self.shared.sizes.max_gs
-    }
-
-    pub(crate) fn shared(&self) -> &Arc<SrqShared> {
-        &self.shared
     }
 
     /// Sets the limit (`MODIFY_SRQ` with `IB_SRQ_LIMIT`): once fewer than `limit` receives remain
     /// posted, the device reports `SRQ_LIMIT_REACHED` and the limit goes back to 0. `limit` 0
     /// disarms; a limit above the capacity is refused before the kernel sees it.
-    pub fn set_limit(&self, limit: u32) -> Result<()> {
+    fn set_limit(&self, limit: u32) -> Result<()> {
         if limit > self.capacity() {
             return Err(Error::InvalidArgument {
                 verb: Verb::ModifySrq,
@@ -405,7 +408,7 @@ impl Mlx5Srq {
     }
 
     /// `QUERY_SRQ`: (max_wr, max_sge, limit) as the kernel has them.
-    pub fn query(&self) -> Result<(u32, u32, u32)> {
+    fn query(&self) -> Result<(u32, u32, u32)> {
         let r = cmd::srq::query_srq(&self.ctx, self.created.handle)?;
         Ok((r.max_wr, r.max_sge, r.srq_limit))
     }
@@ -417,50 +420,12 @@ impl Mlx5Srq {
     /// # Safety
     /// The device writes each entry's memory (through its memory region) until the receive
     /// completes: nothing may read or write it, or free it, before the completion has been polled.
-    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        self.shared.post(wrs)
-    }
-}
-
-impl SrqBackend for Mlx5Srq {
-    fn ucontext(&self) -> &Arc<Ucontext> {
-        &self.ctx
-    }
-
-    fn handle(&self) -> u32 {
-        Mlx5Srq::handle(self)
-    }
-
-    fn srqn(&self) -> u32 {
-        Mlx5Srq::srqn(self)
-    }
-
-    fn capacity(&self) -> u32 {
-        Mlx5Srq::capacity(self)
-    }
-
-    fn max_sge(&self) -> u32 {
-        Mlx5Srq::max_sge(self)
-    }
-
-    fn set_limit(&self, limit: u32) -> Result<()> {
-        Mlx5Srq::set_limit(self, limit)
-    }
-
-    fn query(&self) -> Result<(u32, u32, u32)> {
-        Mlx5Srq::query(self)
-    }
-
     #[inline]
     unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        unsafe { Mlx5Srq::post_recv(self, wrs) }
+        self.shared.post(wrs)
     }
 }
 

@@ -43,11 +43,6 @@ impl RxeAh {
         Ok(ah)
     }
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
-        self.handle
-    }
-
     /// The AH number UD send WQEs carry.
     pub fn ah_num(&self) -> u32 {
         self.ah_num

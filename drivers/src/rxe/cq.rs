@@ -71,36 +71,24 @@ impl RxeCq {
         self.rings.current()
     }
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
+    /// How many completions are waiting.
+    pub fn pending(&self) -> u32 {
+        let q = self.queue();
+        q.distance(q.own_consumer(), q.load_producer())
+    }
+}
+
+impl CqBackend for RxeCq {
+    fn handle(&self) -> u32 {
         self.handle
     }
 
-    /// How many completions the queue holds.
-    pub fn entries(&self) -> u32 {
-        self.entries.load(Ordering::Relaxed)
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
     }
 
-    /// `RESIZE_CQ`: the kernel allocates a ring of at least `cqe` entries, copies the waiting
-    /// completions into it and hands it out to map; returns its capacity. Serialised with pollers.
-    /// The old ring stays mapped until the CQ is destroyed (see [`RxeCq`]).
-    pub fn resize(&self, cqe: u32) -> Result<u32> {
-        let mut granted = 0;
-        // The system calls are made with no poller lock held; pollers find the queue empty
-        // meanwhile (the kernel is moving its completions), and resizes are serialised.
-        let queue = self.rings.replace(|_| {
-            let mut resp = uapi::rxe_resize_cq_resp::new_zeroed();
-            // SAFETY: no driver request: the command names no memory of ours but `resp`.
-            granted =
-                unsafe { cmd::resize_cq(&self.ctx, self.handle, cqe, &[], resp.as_mut_bytes()) }?;
-            let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();
-            // If this fails, the kernel fills a ring we could not map and this CQ completes
-            // nothing more; the error says why.
-            Queue::map(self.ctx.channel(), &resp.mi, wc_size, Verb::ResizeCq)
-        })?;
-        let entries = granted.min(queue.capacity());
-        self.entries.store(entries, Ordering::Relaxed);
-        Ok(entries)
+    fn entries(&self) -> u32 {
+        self.entries.load(Ordering::Relaxed)
     }
 
     /// Takes up to `out.len()` completions, oldest first; returns how many.
@@ -108,7 +96,7 @@ impl RxeCq {
     /// No system call: the producer index is loaded with acquire ordering, the records are copied out,
     /// and the consumer index is published with release ordering once for the batch.
     #[inline]
-    pub fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> usize {
+    fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
         let q = self.queue();
         // Nothing waiting: return without taking the lock (the common case of a poller spinning on
         // an empty queue). The consumer index is loaded first: it never passes the producer index,
@@ -116,12 +104,12 @@ impl RxeCq {
         // other pollers taking completions meanwhile, this poll may also see nothing where they
         // took everything, as it might have with the lock).
         if q.own_consumer() == q.load_producer() {
-            return 0;
+            return Ok(0);
         }
         // A resize may have replaced the ring since the check; while one is under way the queue
         // is empty to pollers.
         let Some((_guard, q)) = self.rings.lock() else {
-            return 0;
+            return Ok(0);
         };
         let producer = q.load_producer();
         let mut consumer = q.own_consumer();
@@ -144,32 +132,7 @@ impl RxeCq {
         if n > 0 {
             q.publish_consumer(consumer);
         }
-        n
-    }
-
-    /// How many completions are waiting.
-    pub fn pending(&self) -> u32 {
-        let q = self.queue();
-        q.distance(q.own_consumer(), q.load_producer())
-    }
-}
-
-impl CqBackend for RxeCq {
-    fn ucontext(&self) -> &Arc<Ucontext> {
-        &self.ctx
-    }
-
-    fn handle(&self) -> u32 {
-        self.handle
-    }
-
-    fn entries(&self) -> u32 {
-        RxeCq::entries(self)
-    }
-
-    #[inline]
-    fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
-        Ok(RxeCq::poll(self, out))
+        Ok(n)
     }
 
     /// `REQ_NOTIFY_CQ`: rxe arms its CQs in the kernel, so this is a system call.
@@ -177,8 +140,26 @@ impl CqBackend for RxeCq {
         cmd::req_notify_cq(&self.ctx, self.handle, solicited_only)
     }
 
+    /// `RESIZE_CQ`: the kernel allocates a ring of at least `cqe` entries, copies the waiting
+    /// completions into it and hands it out to map; returns its capacity. Serialised with pollers.
+    /// The old ring stays mapped until the CQ is destroyed (see [`RxeCq`]).
     fn resize(&self, cqe: u32) -> Result<u32> {
-        RxeCq::resize(self, cqe)
+        let mut granted = 0;
+        // The system calls are made with no poller lock held; pollers find the queue empty
+        // meanwhile (the kernel is moving its completions), and resizes are serialised.
+        let queue = self.rings.replace(|_| {
+            let mut resp = uapi::rxe_resize_cq_resp::new_zeroed();
+            // SAFETY: no driver request: the command names no memory of ours but `resp`.
+            granted =
+                unsafe { cmd::resize_cq(&self.ctx, self.handle, cqe, &[], resp.as_mut_bytes()) }?;
+            let wc_size = std::mem::size_of::<uapi::ib_uverbs_wc>();
+            // If this fails, the kernel fills a ring we could not map and this CQ completes
+            // nothing more; the error says why.
+            Queue::map(self.ctx.channel(), &resp.mi, wc_size, Verb::ResizeCq)
+        })?;
+        let entries = granted.min(queue.capacity());
+        self.entries.store(entries, Ordering::Relaxed);
+        Ok(entries)
     }
 
     /// rxe has no moderation: the kernel answers `EOPNOTSUPP`, [`crate::Error::Unsupported`].

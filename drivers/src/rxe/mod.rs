@@ -6,8 +6,6 @@
 //! rxe's user context carries no driver data in either direction (the kernel's `rxe_alloc_ucontext`
 //! ignores udata), and `QUERY_DEVICE` must be sent without any.
 //!
-// This module is declared by the crate's `backends!`, and rustdoc resolves its inner documentation
-// in the crate root: the links name whole paths.
 //! [`queue`]: crate::rxe::queue
 //! [`cq`]: crate::rxe::cq
 //! [`qp`]: crate::rxe::qp
@@ -22,7 +20,7 @@ pub mod srq;
 
 use std::sync::Arc;
 
-use crate::backend::{AhInit, CqInit, Provider};
+use crate::backend::{AhInit, CqInit, Provider, SrqBackend};
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
 use crate::error::{Error, Result, Verb};
@@ -77,7 +75,7 @@ impl Provider for RxeContext {
         srq: Option<&srq::RxeSrq>,
     ) -> Result<qp::RxeQp> {
         // The kernel finds the CQs and the SRQ by the handles in `init`.
-        if init.srq != srq.map(srq::RxeSrq::handle) {
+        if init.srq != srq.map(SrqBackend::handle) {
             return Err(Error::InvalidArgument {
                 verb: Verb::CreateQp,
                 what: "the shared receive queue does not match the request".into(),

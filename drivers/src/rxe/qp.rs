@@ -136,51 +136,6 @@ impl RxeQp {
         })
     }
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
-        self.created.handle
-    }
-
-    /// The queue pair number.
-    pub fn qpn(&self) -> u32 {
-        self.created.qpn
-    }
-
-    /// The capacities: send and receive work requests as the rings really hold them, SGEs and inline
-    /// bytes as the kernel granted them.
-    pub fn cap(&self) -> uapi::ib_uverbs_qp_cap {
-        uapi::ib_uverbs_qp_cap {
-            max_send_wr: self.sq.capacity(),
-            max_recv_wr: self.rq.as_ref().map_or(0, Queue::capacity),
-            max_send_sge: self.max_send_sge,
-            max_recv_sge: self.max_recv_sge,
-            max_inline_data: self.max_inline,
-        }
-    }
-
-    /// The state as of the last successful [`RxeQp::modify`].
-    #[inline]
-    pub fn state(&self) -> u8 {
-        self.state.load(Ordering::Acquire)
-    }
-
-    /// `MODIFY_QP`; on success the tracked state follows.
-    pub fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
-        let mut req = *req;
-        req.qp_handle = self.created.handle;
-        // SAFETY: the queue pair is this object's own; the kernel holds its rings' state.
-        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
-        if req.attr_mask & crate::qp_state::mask::STATE != 0 {
-            self.state.store(req.qp_state, Ordering::Release);
-        }
-        Ok(())
-    }
-
-    /// `QUERY_QP`.
-    pub fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
-        cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
-    }
-
     /// The message length of a request that passes every check of [`RxeQp::check_send`], found
     /// without building an error; `None` for one that may not (or that needs the full checks:
     /// local operations, atomics), which then go through `check_send`.
@@ -235,141 +190,6 @@ impl RxeQp {
             });
         }
         Ok(())
-    }
-
-    /// Posts send work requests, then rings the doorbell once.
-    ///
-    /// The queue pair must be ready to send (RTS); otherwise nothing is written. Requests are checked
-    /// one by one; the first that is invalid, or finds the ring full, stops the post: it and those
-    /// after it are not posted, those before it are ([`PostError::index`]).
-    ///
-    /// # Safety
-    /// The device reads (SEND, RDMA WRITE) or writes (RDMA READ, atomics) the entries' memory through
-    /// their memory regions until the request completes: it must stay allocated, and unwritten (or
-    /// unaccessed, for READ and atomics), until the completion has been polled. Inline data is copied
-    /// during the call and needs nothing.
-    #[inline]
-    pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&RxeAh>,
-    ) -> std::result::Result<(), PostError> {
-        let current = self.state();
-        if current != state::RTS {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
-        }
-        let mut failure = None;
-        let mut posted = 0;
-        {
-            let _guard = self.sq_lock.lock();
-            let q = &self.sq;
-            let mut producer = q.own_producer();
-            let mut consumer = q.load_consumer();
-            for (index, w) in wrs.iter().enumerate() {
-                let wr = w.as_ref();
-                let ah = ah(w);
-                let ah_num = ah.map_or(0, RxeAh::ah_num);
-                let length = match self.fast_length(wr, ah_num) {
-                    Some(length) => length,
-                    None => match self.check_send(wr, ah) {
-                        Ok(()) => wr.length(),
-                        Err(error) => {
-                            failure = Some(PostError { index, error });
-                            break;
-                        }
-                    },
-                };
-                let next = q.next(producer);
-                if next == consumer {
-                    consumer = q.load_consumer();
-                    if next == consumer {
-                        failure = Some(queue_full(index, q.capacity()));
-                        break;
-                    }
-                }
-                // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
-                // publish the producer index; the checks bounded what goes in by the slot's payload
-                // size, and `length` is the request's (at most MAX_MESSAGE, so it fits in 32 bits).
-                unsafe { write_send_wqe(q.slot(producer), wr, length as u32, ah_num) };
-                producer = next;
-                posted += 1;
-            }
-            if posted > 0 {
-                q.publish_producer(producer);
-            }
-        }
-        // Ring when something was posted, and also when the ring was found full: the kernel then has
-        // work queued, and the doorbell makes sure it is working through it (rdma-core's provider
-        // rings after every post, successful or not).
-        let full = matches!(
-            failure,
-            Some(PostError {
-                error: Error::QueueFull { .. },
-                ..
-            })
-        );
-        if posted > 0 || full {
-            if let Err(error) = self.ctx.channel().ring_send_doorbell(&self.doorbell) {
-                return Err(PostError {
-                    index: posted,
-                    error,
-                });
-            }
-        }
-        failure.map_or(Ok(()), Err)
-    }
-
-    /// Posts receive work requests: no system call. The queue pair must be out of RESET.
-    ///
-    /// # Safety
-    /// The device writes each entry's memory (through its memory region) until the receive completes:
-    /// nothing may read or write it, or free it, before the completion has been polled.
-    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        let current = self.state();
-        let Some(q) = self.rq.as_ref() else {
-            return Err(PostError {
-                index: 0,
-                error: Error::InvalidArgument {
-                    verb: Verb::PostRecv,
-                    what: "the queue pair has no receive queue (it takes its receives from a \
-                           shared receive queue: post them there)"
-                        .into(),
-                },
-            });
-        };
-        if current == state::RESET {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostRecv,
-                    state: current,
-                    needed: "INIT or later",
-                },
-            });
-        }
-        let posted = {
-            let _guard = self.rq_lock.lock();
-            // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
-            // contract is this function's.
-            unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }
-        };
-        if current == state::ERR {
-            // rxe flushes the receive ring only when its responder runs, which a move to ERR
-            // schedules once: receives posted after that would never complete. Verbs require them
-            // to be flushed, so ask again (a modify to ERR from ERR only reschedules the flush).
-            self.reflush(wrs.len(), &posted)?;
-        }
-        posted
     }
 
     /// Moves the queue pair to ERR again after receives were posted in ERR, so that rxe flushes them.
@@ -517,47 +337,182 @@ impl QpBackend for RxeQp {
     type Ah = RxeAh;
 
     fn handle(&self) -> u32 {
-        RxeQp::handle(self)
+        self.created.handle
     }
 
     fn qpn(&self) -> u32 {
-        RxeQp::qpn(self)
+        self.created.qpn
     }
 
+    /// The capacities: send and receive work requests as the rings really hold them, SGEs and inline
+    /// bytes as the kernel granted them.
     fn cap(&self) -> uapi::ib_uverbs_qp_cap {
-        RxeQp::cap(self)
+        uapi::ib_uverbs_qp_cap {
+            max_send_wr: self.sq.capacity(),
+            max_recv_wr: self.rq.as_ref().map_or(0, Queue::capacity),
+            max_send_sge: self.max_send_sge,
+            max_recv_sge: self.max_recv_sge,
+            max_inline_data: self.max_inline,
+        }
     }
 
+    /// The state as of the last successful [`QpBackend::modify`].
     #[inline]
     fn state(&self) -> u8 {
-        RxeQp::state(self)
+        self.state.load(Ordering::Acquire)
     }
 
+    /// `MODIFY_QP`; on success the tracked state follows.
     fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
-        RxeQp::modify(self, req)
+        let mut req = *req;
+        req.qp_handle = self.created.handle;
+        // SAFETY: the queue pair is this object's own; the kernel holds its rings' state.
+        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
+        if req.attr_mask & crate::qp_state::mask::STATE != 0 {
+            self.state.store(req.qp_state, Ordering::Release);
+        }
+        Ok(())
     }
 
+    /// `QUERY_QP`.
     fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
-        RxeQp::query(self, attr_mask)
+        cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
     }
 
+    /// Posts send work requests, then rings the doorbell once.
+    ///
+    /// The queue pair must be ready to send (RTS); otherwise nothing is written. Requests are checked
+    /// one by one; the first that is invalid, or finds the ring full, stops the post: it and those
+    /// after it are not posted, those before it are ([`PostError::index`]).
+    ///
+    /// # Safety
+    /// The device reads (SEND, RDMA WRITE) or writes (RDMA READ, atomics) the entries' memory through
+    /// their memory regions until the request completes: it must stay allocated, and unwritten (or
+    /// unaccessed, for READ and atomics), until the completion has been polled. Inline data is copied
+    /// during the call and needs nothing.
     #[inline]
     unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
         ah: impl Fn(&W) -> Option<&RxeAh>,
     ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        unsafe { RxeQp::post_send(self, wrs, ah) }
+        let current = self.state();
+        if current != state::RTS {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostSend,
+                    state: current,
+                    needed: "RTS",
+                },
+            });
+        }
+        let mut failure = None;
+        let mut posted = 0;
+        {
+            let _guard = self.sq_lock.lock();
+            let q = &self.sq;
+            let mut producer = q.own_producer();
+            let mut consumer = q.load_consumer();
+            for (index, w) in wrs.iter().enumerate() {
+                let wr = w.as_ref();
+                let ah = ah(w);
+                let ah_num = ah.map_or(0, RxeAh::ah_num);
+                let length = match self.fast_length(wr, ah_num) {
+                    Some(length) => length,
+                    None => match self.check_send(wr, ah) {
+                        Ok(()) => wr.length(),
+                        Err(error) => {
+                            failure = Some(PostError { index, error });
+                            break;
+                        }
+                    },
+                };
+                let next = q.next(producer);
+                if next == consumer {
+                    consumer = q.load_consumer();
+                    if next == consumer {
+                        failure = Some(queue_full(index, q.capacity()));
+                        break;
+                    }
+                }
+                // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
+                // publish the producer index; the checks bounded what goes in by the slot's payload
+                // size, and `length` is the request's (at most MAX_MESSAGE, so it fits in 32 bits).
+                unsafe { write_send_wqe(q.slot(producer), wr, length as u32, ah_num) };
+                producer = next;
+                posted += 1;
+            }
+            if posted > 0 {
+                q.publish_producer(producer);
+            }
+        }
+        // Ring when something was posted, and also when the ring was found full: the kernel then has
+        // work queued, and the doorbell makes sure it is working through it (rdma-core's provider
+        // rings after every post, successful or not).
+        let full = matches!(
+            failure,
+            Some(PostError {
+                error: Error::QueueFull { .. },
+                ..
+            })
+        );
+        if posted > 0 || full {
+            if let Err(error) = self.ctx.channel().ring_send_doorbell(&self.doorbell) {
+                return Err(PostError {
+                    index: posted,
+                    error,
+                });
+            }
+        }
+        failure.map_or(Ok(()), Err)
     }
 
+    /// Posts receive work requests: no system call. The queue pair must be out of RESET.
+    ///
+    /// # Safety
+    /// The device writes each entry's memory (through its memory region) until the receive completes:
+    /// nothing may read or write it, or free it, before the completion has been polled.
     #[inline]
     unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        unsafe { RxeQp::post_recv(self, wrs) }
+        let current = self.state();
+        let Some(q) = self.rq.as_ref() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::InvalidArgument {
+                    verb: Verb::PostRecv,
+                    what: "the queue pair has no receive queue (it takes its receives from a \
+                           shared receive queue: post them there)"
+                        .into(),
+                },
+            });
+        };
+        if current == state::RESET {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostRecv,
+                    state: current,
+                    needed: "INIT or later",
+                },
+            });
+        }
+        let posted = {
+            let _guard = self.rq_lock.lock();
+            // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
+            // contract is this function's.
+            unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }
+        };
+        if current == state::ERR {
+            // rxe flushes the receive ring only when its responder runs, which a move to ERR
+            // schedules once: receives posted after that would never complete. Verbs require them
+            // to be flushed, so ask again (a modify to ERR from ERR only reschedules the flush).
+            self.reflush(wrs.len(), &posted)?;
+        }
+        posted
     }
 }
 

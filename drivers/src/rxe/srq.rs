@@ -65,36 +65,39 @@ impl RxeSrq {
         })
     }
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
-        self.created.handle
-    }
-
-    /// The SRQ number.
-    pub fn srqn(&self) -> u32 {
-        self.created.srqn
-    }
-
-    /// Receive work requests the ring really holds.
-    pub fn capacity(&self) -> u32 {
-        self.queue.capacity()
-    }
-
-    /// Scatter entries per receive work request.
-    pub fn max_sge(&self) -> u32 {
-        self.created.max_sge
-    }
-
     /// How many posted receives the kernel has not taken yet.
     pub fn posted(&self) -> u32 {
         let q = &self.queue;
         q.distance(q.load_consumer(), q.own_producer())
     }
+}
+
+impl SrqBackend for RxeSrq {
+    fn handle(&self) -> u32 {
+        self.created.handle
+    }
+
+    fn ucontext(&self) -> &Arc<Ucontext> {
+        &self.ctx
+    }
+
+    fn srqn(&self) -> u32 {
+        self.created.srqn
+    }
+
+    /// Receive work requests the ring really holds.
+    fn capacity(&self) -> u32 {
+        self.queue.capacity()
+    }
+
+    fn max_sge(&self) -> u32 {
+        self.created.max_sge
+    }
 
     /// Sets the limit (`MODIFY_SRQ` with `IB_SRQ_LIMIT`): once fewer than `limit` receives remain
     /// posted, the kernel reports `SRQ_LIMIT_REACHED` and sets the limit back to 0. `limit` 0
     /// disarms; a limit above the capacity is refused before the kernel sees it.
-    pub fn set_limit(&self, limit: u32) -> Result<()> {
+    fn set_limit(&self, limit: u32) -> Result<()> {
         if limit > self.capacity() {
             return Err(Error::InvalidArgument {
                 verb: Verb::ModifySrq,
@@ -127,7 +130,7 @@ impl RxeSrq {
     }
 
     /// `QUERY_SRQ`: (max_wr, max_sge, limit) as the kernel has them.
-    pub fn query(&self) -> Result<(u32, u32, u32)> {
+    fn query(&self) -> Result<(u32, u32, u32)> {
         let r = cmd::srq::query_srq(&self.ctx, self.created.handle)?;
         Ok((r.max_wr, r.max_sge, r.srq_limit))
     }
@@ -139,7 +142,8 @@ impl RxeSrq {
     /// # Safety
     /// The device writes each entry's memory (through its memory region) until the receive completes:
     /// nothing may read or write it, or free it, before the completion has been polled.
-    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+    #[inline]
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
@@ -149,45 +153,6 @@ impl RxeSrq {
         unsafe {
             super::queue::post_recv_wqes(&self.queue, self.created.max_sge, Verb::PostSrqRecv, wrs)
         }
-    }
-}
-
-impl SrqBackend for RxeSrq {
-    fn ucontext(&self) -> &Arc<Ucontext> {
-        &self.ctx
-    }
-
-    fn handle(&self) -> u32 {
-        RxeSrq::handle(self)
-    }
-
-    fn srqn(&self) -> u32 {
-        RxeSrq::srqn(self)
-    }
-
-    fn capacity(&self) -> u32 {
-        RxeSrq::capacity(self)
-    }
-
-    fn max_sge(&self) -> u32 {
-        RxeSrq::max_sge(self)
-    }
-
-    fn set_limit(&self, limit: u32) -> Result<()> {
-        RxeSrq::set_limit(self, limit)
-    }
-
-    fn query(&self) -> Result<(u32, u32, u32)> {
-        RxeSrq::query(self)
-    }
-
-    #[inline]
-    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        unsafe { RxeSrq::post_recv(self, wrs) }
     }
 }
 

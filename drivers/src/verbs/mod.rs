@@ -2,12 +2,15 @@
 //! backends that dispatches inside.
 //!
 //! [`DeviceContext`] is an open device: its [`Ucontext`] and its backend's [`Provider`] context.
-//! [`Pd`], [`Mw`], [`Cq`], [`Qp`], [`Srq`] and [`Ah`] are created on it and call their backend's
-//! implementation of the [`crate::backend`] traits through a `match`, which the compiler inlines on
-//! the data path (posting, polling). Memory regions carry no driver data and are the same on every
-//! backend: [`Region`] registers a buffer it owns, and [`Mr`] keeps it registered (and allocated)
-//! as long as anything needs it. Completion channels are a [`crate::cmd`] command on the
-//! [`Ucontext`].
+//! [`Pd`], [`Mw`], [`Cq`], [`Qp`], [`Srq`] and [`Ah`] are created on it; [`Cq`], [`Qp`], [`Srq`]
+//! and [`Ah`] implement their object's [`crate::backend`] trait
+//! ([`CqBackend`](crate::backend::CqBackend), [`QpBackend`](crate::backend::QpBackend),
+//! [`SrqBackend`](crate::backend::SrqBackend), [`AhBackend`](crate::backend::AhBackend): import
+//! it to call the methods), each method a `match` that calls the backend's, which the compiler
+//! inlines on the data path (posting, polling). Memory regions carry no driver data and are the
+//! same on every backend: [`Region`] registers a buffer it owns, and [`Mr`] keeps it registered
+//! (and allocated) as long as anything needs it. Completion channels are a [`crate::cmd`] command
+//! on the [`Ucontext`].
 //!
 //! The backends are listed once, in the crate's `backends!` (`lib.rs`): the enums here and their
 //! dispatch are made from it (see `docs/adding-a-backend.md`).

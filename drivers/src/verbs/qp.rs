@@ -5,12 +5,13 @@ use std::sync::Arc;
 use uverbs_uapi as uapi;
 
 use super::{dispatch, of_another_backend, Ah, Backend, Cq, DeviceContext, Of, Qp, Srq};
-use crate::backend::{Provider, QpBackend};
+use crate::backend::{CqBackend, Provider, QpBackend, SrqBackend};
 use crate::cmd::QpInit;
 use crate::error::{Error, Result, Verb};
 use crate::wr::{PostError, RecvWr, SendWr};
 
-/// The address handle of a send request (UD), for the request types [`Qp::post_send`] takes.
+/// The address handle of a send request (UD): for a request type with one,
+/// `UdAddress::address_handle` is the `ah` argument of [`QpBackend::post_send`] on a [`Qp`].
 pub trait UdAddress {
     /// The address handle a UD send goes through; `None` for other sends.
     fn address_handle(&self) -> Option<&Ah>;
@@ -71,66 +72,69 @@ impl Qp {
         }
         dispatch!(Backend, &dev.backend, p => create_on(p, init, send, recv, srq))
     }
+}
 
-    /// The kernel's handle.
+/// The backend's queue pair, through a `match`; a UD request's address handle of another backend
+/// is refused as a missing one.
+impl QpBackend for Qp {
+    type Ah = Ah;
+
     #[inline]
-    pub fn handle(&self) -> u32 {
+    fn handle(&self) -> u32 {
         dispatch!(Qp, self, qp => QpBackend::handle(qp))
     }
 
-    /// The queue pair number.
     #[inline]
-    pub fn qpn(&self) -> u32 {
+    fn qpn(&self) -> u32 {
         dispatch!(Qp, self, qp => QpBackend::qpn(qp))
     }
 
-    /// The capacities it really has.
-    pub fn cap(&self) -> uapi::ib_uverbs_qp_cap {
+    fn cap(&self) -> uapi::ib_uverbs_qp_cap {
         dispatch!(Qp, self, qp => QpBackend::cap(qp))
     }
 
-    /// The state as of the last successful modify (`IB_QPS_*`).
     #[inline]
-    pub fn state(&self) -> u8 {
+    fn state(&self) -> u8 {
         dispatch!(Qp, self, qp => QpBackend::state(qp))
     }
 
     /// `MODIFY_QP` (the caller has checked the transition); the tracked state follows.
-    pub fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
         dispatch!(Qp, self, qp => QpBackend::modify(qp, req))
     }
 
-    /// `QUERY_QP`.
-    pub fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
         dispatch!(Qp, self, qp => QpBackend::query(qp, attr_mask))
     }
 
     /// Posts send work requests, stopping at the first that is invalid or finds the queue full
-    /// ([`PostError::index`]), and rings the doorbell once for those before it. A UD request's
-    /// address handle is its [`UdAddress`]; one of another backend is refused as a missing one.
+    /// ([`PostError::index`]), and rings the doorbell once for those before it. `ah` gives a UD
+    /// request's address handle (for request types with a [`UdAddress`]:
+    /// `UdAddress::address_handle`); one of another backend is refused as a missing one.
     ///
     /// # Safety
     /// The device reads (sends, RDMA writes) or writes (RDMA reads, atomics) the entries' memory
     /// until each request completes: it must stay allocated, and unwritten (unaccessed, for reads
     /// and atomics), until the completion has been polled. Inline data is copied during the call.
     #[inline]
-    pub unsafe fn post_send<'a, W: AsRef<SendWr<'a>> + UdAddress>(
+    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Ah>,
     ) -> std::result::Result<(), PostError> {
         // SAFETY: the same contract, passed on.
         dispatch!(Qp, self, qp => unsafe {
-            QpBackend::post_send(qp, wrs, |w| w.address_handle().and_then(Of::of))
+            QpBackend::post_send(qp, wrs, |w| ah(w).and_then(Of::of))
         })
     }
 
-    /// Posts receive work requests, stopping as [`Qp::post_send`] does. No system call.
+    /// Posts receive work requests, stopping as [`QpBackend::post_send`] does. No system call.
     ///
     /// # Safety
     /// The device writes the entries' memory until each receive completes: nothing may access or
     /// free it before the completion has been polled.
     #[inline]
-    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {

@@ -1,9 +1,12 @@
 //! Shared receive queues.
 
+use std::sync::Arc;
+
 use super::{dispatch, Backend, DeviceContext, Srq};
 use crate::backend::{Provider, SrqBackend};
 use crate::cmd::srq::SrqInit;
 use crate::error::Result;
+use crate::ucontext::Ucontext;
 use crate::wr::{PostError, RecvWr};
 
 impl Srq {
@@ -11,40 +14,37 @@ impl Srq {
     pub fn create(dev: &DeviceContext, init: &SrqInit) -> Result<Srq> {
         dispatch!(Backend, &dev.backend, p => Provider::create_srq(p, init).map(Srq::from))
     }
+}
 
-    /// The kernel's handle.
-    pub fn handle(&self) -> u32 {
+/// The backend's queue, through a `match`.
+impl SrqBackend for Srq {
+    fn handle(&self) -> u32 {
         dispatch!(Srq, self, srq => SrqBackend::handle(srq))
     }
 
-    /// The open device file the queue belongs to.
-    pub fn ucontext(&self) -> &std::sync::Arc<crate::ucontext::Ucontext> {
+    fn ucontext(&self) -> &Arc<Ucontext> {
         dispatch!(Srq, self, srq => SrqBackend::ucontext(srq))
     }
 
-    /// The SRQ number.
-    pub fn srqn(&self) -> u32 {
+    fn srqn(&self) -> u32 {
         dispatch!(Srq, self, srq => SrqBackend::srqn(srq))
     }
 
-    /// Receive work requests it really holds.
-    pub fn capacity(&self) -> u32 {
+    fn capacity(&self) -> u32 {
         dispatch!(Srq, self, srq => SrqBackend::capacity(srq))
     }
 
-    /// Scatter entries per receive work request.
-    pub fn max_sge(&self) -> u32 {
+    fn max_sge(&self) -> u32 {
         dispatch!(Srq, self, srq => SrqBackend::max_sge(srq))
     }
 
     /// Arms the limit event: once fewer than `limit` receives remain posted, the device reports
     /// `SRQ_LIMIT_REACHED` (0 disarms).
-    pub fn set_limit(&self, limit: u32) -> Result<()> {
+    fn set_limit(&self, limit: u32) -> Result<()> {
         dispatch!(Srq, self, srq => SrqBackend::set_limit(srq, limit))
     }
 
-    /// `QUERY_SRQ`: (max_wr, max_sge, limit).
-    pub fn query(&self) -> Result<(u32, u32, u32)> {
+    fn query(&self) -> Result<(u32, u32, u32)> {
         dispatch!(Srq, self, srq => SrqBackend::query(srq))
     }
 
@@ -55,7 +55,7 @@ impl Srq {
     /// The device writes each entry's memory until the receive completes: nothing may access or
     /// free it before the completion has been polled.
     #[inline]
-    pub unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use uverbs_drivers::backend::{AhInit, CqInit};
+use uverbs_drivers::backend::{AhInit, CqBackend, CqInit, QpBackend};
 use uverbs_drivers::cmd::{self, MrKeys, QpInit};
 use uverbs_drivers::qp_state::mask;
 use uverbs_drivers::uapi;
@@ -257,7 +257,7 @@ fn rc_loopback_on_one_queue_pair() {
     }
     .unwrap();
     // SAFETY: as above.
-    unsafe { qp.post_send(&[SendWr::send(2, &ssge)]) }.unwrap();
+    unsafe { qp.post_send(&[SendWr::send(2, &ssge)], UdAddress::address_handle) }.unwrap();
     let wcs = poll(&cq, 2);
     let recv = wcs.iter().find(|w| w.wr_id == 1).expect("receive");
     let send = wcs.iter().find(|w| w.wr_id == 2).expect("send");
@@ -288,7 +288,7 @@ fn rc_loopback_on_one_queue_pair() {
         })
         .collect();
     // SAFETY: inline data only.
-    unsafe { qp.post_send(&sends) }.unwrap();
+    unsafe { qp.post_send(&sends, UdAddress::address_handle) }.unwrap();
     let wcs = poll(&cq, 4);
     let mut ids: Vec<u64> = wcs.iter().map(|w| w.wr_id).collect();
     ids.sort_unstable();
@@ -314,7 +314,7 @@ fn rc_loopback_on_one_queue_pair() {
     w.remote_addr = s.addr(6144);
     w.rkey = s.mr.rkey;
     // SAFETY: as above.
-    unsafe { qp.post_send(&[w]) }.unwrap();
+    unsafe { qp.post_send(&[w], UdAddress::address_handle) }.unwrap();
     let wcs = poll(&cq, 2);
     let imm = wcs
         .iter()
@@ -338,7 +338,7 @@ fn rc_loopback_on_one_queue_pair() {
     fa.rkey = s.mr.rkey;
     fa.compare_add = 3;
     // SAFETY: as above.
-    unsafe { qp.post_send(&[r, fa]) }.unwrap();
+    unsafe { qp.post_send(&[r, fa], UdAddress::address_handle) }.unwrap();
     let wcs = poll(&cq, 2);
     assert!(wcs.iter().all(|w| w.status == 0), "{wcs:?}");
     assert_eq!(s.bytes(7168, 64), vec![0xab; 64]);
@@ -349,7 +349,7 @@ fn rc_loopback_on_one_queue_pair() {
     let mut inv = SendWr::send(50, &[]);
     inv.opcode = opcode::LOCAL_INV;
     // SAFETY: nothing is posted.
-    let e = unsafe { qp.post_send(&[inv]) }.unwrap_err();
+    let e = unsafe { qp.post_send(&[inv], UdAddress::address_handle) }.unwrap_err();
     assert!(matches!(e.error, uverbs_drivers::Error::Unsupported { .. }));
 
     // A reset forgets everything and the queue pair works again.
@@ -369,7 +369,7 @@ fn rc_loopback_on_one_queue_pair() {
     }
     .unwrap();
     // SAFETY: as above.
-    unsafe { qp.post_send(&[SendWr::send(61, &ssge)]) }.unwrap();
+    unsafe { qp.post_send(&[SendWr::send(61, &ssge)], UdAddress::address_handle) }.unwrap();
     assert_eq!(poll(&cq, 2).len(), 2);
     m.qp_state = 0;
     qp.modify(&m).unwrap();
@@ -445,7 +445,7 @@ fn ud_datagram_to_itself_and_arming() {
         remote_qkey: QKEY,
     });
     // SAFETY: as above.
-    unsafe { qp.post_send(&[Datagram(w, &ah)]) }.unwrap();
+    unsafe { qp.post_send(&[Datagram(w, &ah)], UdAddress::address_handle) }.unwrap();
     let handle = uverbs_drivers::event::read_comp_event(
         std::os::fd::AsFd::as_fd(&channel),
         Some(Duration::from_secs(20)),
@@ -501,7 +501,7 @@ fn reset_and_destroy_remove_only_their_queue_pairs_completions() {
         }
         .unwrap();
         // SAFETY: as above.
-        unsafe { qp.post_send(&[SendWr::send(id + 1, &ssge)]) }.unwrap();
+        unsafe { qp.post_send(&[SendWr::send(id + 1, &ssge)], UdAddress::address_handle) }.unwrap();
     };
     // Completions of qp1, qp2, qp1 in the CQ, none polled.
     exchange(&qp1, 10, 1024);
@@ -580,7 +580,7 @@ fn doorbells_ring_the_contexts_own_uar_pages() {
     }
     .unwrap();
     // SAFETY: as above.
-    unsafe { qp.post_send(&[SendWr::send(2, &ssge)]) }.unwrap();
+    unsafe { qp.post_send(&[SendWr::send(2, &ssge)], UdAddress::address_handle) }.unwrap();
     let wcs = poll(&cq, 2);
     assert!(wcs.iter().all(|w| w.status == 0), "{wcs:?}");
     assert_eq!(s.bytes(4096, 64), msg);
