@@ -10,6 +10,7 @@
 //! [`process`].
 #![allow(dead_code)]
 
+pub mod behaviour;
 pub mod process;
 pub mod verbs;
 
@@ -74,6 +75,12 @@ impl TestDevice {
     /// Whether the device's backend is mlx5 (the model or a ConnectX).
     pub fn is_mlx5(&self) -> bool {
         self.device().driver() == uverbs::Driver::Mlx5
+    }
+
+    /// How the device's backend does what the verbs leave to the implementation (the status of
+    /// a refused request, the events it raises, where its rings live): [`behaviour`]'s table.
+    pub fn behaviour(&self) -> behaviour::Behaviour {
+        behaviour::of(self.device().driver())
     }
 }
 
