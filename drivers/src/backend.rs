@@ -138,7 +138,8 @@ pub enum Capability {
     /// Completion timestamps (`IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION`): the backend reads them
     /// from its completions, and the device reports a timestamp mask.
     CompletionTimestamps,
-    /// The device's clock as wall-clock time ([`Provider::clock`]): the backend maps it.
+    /// The device's clock as wall-clock time ([`Provider::clock`]): the backend has one and the
+    /// kernel lends it (mlx5: the clock-info page, which asking maps, once per context).
     DeviceClock,
     /// On-demand paging of explicit regions (`IB_UVERBS_ACCESS_ON_DEMAND`) and `ADVISE_MR`: the
     /// device reports `IB_ODP_SUPPORT` (nothing of the backend: registration is the same on
@@ -440,5 +441,37 @@ impl SrqBackend for NoObject {
 impl AhBackend for NoObject {
     fn handle(&self) -> Option<u32> {
         match *self {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Capability;
+
+    /// `Capability::ALL` lists every variant once, in declaration order, and names are unique.
+    #[test]
+    fn every_capability_is_listed_once() {
+        // A variant added to the enum fails this match until it is given its place here (and so
+        // in `ALL`).
+        let index = |c: Capability| match c {
+            Capability::MemoryWindows => 0,
+            Capability::CqModeration => 1,
+            Capability::CqResize => 2,
+            Capability::CompletionTimestamps => 3,
+            Capability::DeviceClock => 4,
+            Capability::OnDemandPaging => 5,
+            Capability::ImplicitOnDemandPaging => 6,
+            Capability::DmabufRegions => 7,
+            Capability::Rereg => 8,
+            Capability::ReregMemory => 9,
+        };
+        assert_eq!(Capability::ALL.len(), 10);
+        for (i, &c) in Capability::ALL.iter().enumerate() {
+            assert_eq!(index(c), i, "{c}");
+        }
+        let mut names: Vec<&str> = Capability::ALL.iter().map(|c| c.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Capability::ALL.len());
     }
 }
