@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use uverbs_drivers::backend::CqBackend;
+use uverbs_drivers::backend::{Capability, CqBackend};
 use uverbs_drivers::chan::CommandPath;
 use uverbs_drivers::discover::{self, DeviceInfo, Driver};
 use uverbs_drivers::error::{Error, Verb};
@@ -130,6 +130,30 @@ impl Context {
     /// The device's driver (and so the backend in use).
     pub fn driver(&self) -> Driver {
         self.inner.drv.info().driver
+    }
+
+    /// Whether the device offers `capability` (its verbs answer
+    /// [`Error`](crate::Error)`::Unsupported` where it does not). Answered from what the device
+    /// reports where the kernel reports it (`query_device`: memory windows, moderation, timestamps,
+    /// on-demand paging), from a probe of the kernel that changes nothing where it reports nothing
+    /// (re-registration), and otherwise from what the backend knows of itself and its kernel
+    /// driver; [`Capability`]'s variants say which. Cheap after the first call: the attributes and
+    /// the probe are asked once per context.
+    ///
+    /// ```no_run
+    /// # fn main() -> std::io::Result<()> {
+    /// use uverbs::Capability;
+    ///
+    /// let ctx = uverbs::devices()?.iter().next().expect("no rdma device").open()?;
+    /// let pd = ctx.alloc_pd()?;
+    /// if ctx.supports(Capability::MemoryWindows) {
+    ///     let window = pd.alloc_mw()?; // bind it with SendRequest::bind_mw
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn supports(&self, capability: Capability) -> bool {
+        self.inner.drv.supports(capability)
     }
 
     /// Creates a completion queue with room for at least `min_cq_entries` completions. `id` is an

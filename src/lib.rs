@@ -11,6 +11,11 @@
 //! provider does; rxe needs one `write()` per send list and one per arm. Memory windows are rxe
 //! only: on mlx5 [`ProtectionDomain::alloc_mw`] is [`Error::Unsupported`].
 //!
+//! What a device offers beyond the verbs every device has (memory windows, CQ moderation and
+//! resizing, completion timestamps, on-demand paging, dma-buf regions, re-registration) is a
+//! [`Capability`]: ask [`Context::supports`] rather than the driver's name. Where the answer is
+//! no, the verbs are a typed [`Error::Unsupported`] naming the verb.
+//!
 //! The API follows the [`ibverbs`](https://docs.rs/ibverbs) crate:
 //!
 //! ```no_run
@@ -96,6 +101,7 @@ pub use qp::{
     QueuePairEndpoint,
 };
 pub use srq::{SharedReceiveQueue, SrqCaps};
+pub use uverbs_drivers::backend::Capability;
 pub use uverbs_drivers::error::{Error, Verb};
 pub use uverbs_drivers::verbs::Iova;
 pub use wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest, Sge, MULTICAST_QPN};

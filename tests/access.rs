@@ -312,9 +312,10 @@ fn access_remote_write_needs_local_write() {
 /// The target queue pair's access flags × every remote operation, against a region that allows
 /// everything: allowed exactly when the queue pair grants the operation. (40 combinations.)
 ///
-/// The backends name the refusal differently (nothing changes either way): the mlx5 model checks
-/// the queue pair's flags with the region's and NAKs a denied operation as a remote access error
-/// (`REM_ACCESS_ERR`); rxe checks them first (`check_op_valid`) and NAKs the request as invalid
+/// The backends name the refusal differently (nothing changes either way; the device's status is
+/// `qp_access_denied` in tests/common/behaviour.rs): the mlx5 model checks the queue pair's flags
+/// with the region's and NAKs a denied operation as a remote access error (`REM_ACCESS_ERR`); rxe
+/// checks them first (`check_op_valid`) and NAKs the request as invalid
 /// (`RESPST_ERR_UNSUPPORTED_OPCODE`), which the requester sees as `REM_INV_REQ_ERR`.
 #[test]
 fn access_queue_pair_flags_times_operations() {
@@ -344,11 +345,7 @@ fn access_queue_pair_flags_times_operations() {
                 allowed,
                 &what,
             );
-            let denied = if dev.is_mlx5() {
-                REM_ACCESS_ERR
-            } else {
-                ibv_wc_status::IBV_WC_REM_INV_REQ_ERR
-            };
+            let denied = dev.behaviour().qp_access_denied;
             if allowed {
                 assert!(wc.is_valid(), "{what}: {}", status(&wc));
             } else {
@@ -460,15 +457,9 @@ fn access_deregistered_keys_no_longer_work() {
     unsafe { a.post_send_list(&[SendRequest::send(1, &sge)]) }.unwrap();
     let mut seen = Vec::new();
     let wc = wait(&cq, 1, &mut seen);
-    // rxe: 6.1 fails a send on an unusable lkey with LOC_QP_OP_ERR, 6.12 flushes it.
-    let expected: &[u32] = if dev.is_mlx5() {
-        &[ibv_wc_status::IBV_WC_LOC_PROT_ERR]
-    } else {
-        &[
-            ibv_wc_status::IBV_WC_LOC_QP_OP_ERR,
-            ibv_wc_status::IBV_WC_WR_FLUSH_ERR,
-        ]
-    };
+    // As the device completes a send on an unusable lkey (rxe: 6.1 fails it with LOC_QP_OP_ERR,
+    // 6.12 flushes it; see tests/common/behaviour.rs).
+    let expected = dev.behaviour().send_unusable_lkey;
     assert!(
         expected.contains(&wc.status()),
         "a send with a dead lkey: {wc:?}"
@@ -546,25 +537,15 @@ fn access_other_protection_domain() {
     assert!(stray.is_empty(), "a refused post completed: {stray:?}");
     drop((a, b));
 
-    // Locally, through hand-made entries: the device refuses them. rxe: a send on another
-    // domain's lkey is LOC_QP_OP_ERR on 6.1 and flushed on 6.12; a read into one is LOC_PROT_ERR
-    // on 6.1 and flushed on 6.12; a receive into one is LOC_QP_OP_ERR on both.
-    for (side, expected_rxe) in [
-        (
-            "send",
-            &[
-                ibv_wc_status::IBV_WC_LOC_QP_OP_ERR,
-                ibv_wc_status::IBV_WC_WR_FLUSH_ERR,
-            ][..],
-        ),
-        ("receive", &[ibv_wc_status::IBV_WC_LOC_QP_OP_ERR][..]),
-        (
-            "read into",
-            &[
-                ibv_wc_status::IBV_WC_LOC_PROT_ERR,
-                ibv_wc_status::IBV_WC_WR_FLUSH_ERR,
-            ][..],
-        ),
+    // Locally, through hand-made entries: the device refuses them, with the statuses it gives
+    // (tests/common/behaviour.rs; the model: a local protection error each; rxe: a send on
+    // another domain's lkey is LOC_QP_OP_ERR on 6.1 and flushed on 6.12, a read into one is
+    // LOC_PROT_ERR on 6.1 and flushed on 6.12, a receive into one is LOC_QP_OP_ERR on both).
+    let behaviour = dev.behaviour();
+    for (side, expected) in [
+        ("send", behaviour.send_unusable_lkey),
+        ("receive", behaviour.receive_unusable_entry),
+        ("read into", behaviour.read_into_unusable_entry),
     ] {
         for (i, w) in foreign.iter_mut().enumerate() {
             *w = target_word(i);
@@ -597,11 +578,6 @@ fn access_other_protection_domain() {
             }
         };
         drop((a, b));
-        let expected: &[u32] = if dev.is_mlx5() {
-            &[ibv_wc_status::IBV_WC_LOC_PROT_ERR]
-        } else {
-            expected_rxe
-        };
         assert!(
             expected.contains(&wc.status()),
             "{side} another domain's entry: {}",

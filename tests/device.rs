@@ -32,7 +32,8 @@ enum Backend {
 fn backend(dev: &TestDevice) -> Backend {
     let name = dev.name();
     let driver = dev.device().driver();
-    let b = if dev.is_model() {
+    // The model is test equipment in this process, told apart from a ConnectX by that alone.
+    let b = if dev.model().is_some() {
         Backend::Model
     } else if name.starts_with("rxe") {
         Backend::Rxe
@@ -202,6 +203,102 @@ fn context_queries_agree_with_sysfs() {
     // A slot past the used ones is empty, not an error.
     let last = table.iter().map(|e| e.gid_index).max().unwrap();
     assert_eq!(ctx.query_gid_entry(1, last + 1).unwrap(), None);
+}
+
+/// `Context::supports` says what each device offers (README's table of the newer verbs), and
+/// agrees with the attributes the device reports. This is the one place where the capabilities of
+/// a known device are written down: the other tests ask `supports` and test the verbs where it
+/// says yes and the typed `Unsupported` where it says no, so a wrong answer here would quietly
+/// narrow them.
+#[test]
+fn capabilities_are_what_each_device_offers() {
+    use uverbs::Capability as C;
+    let Some(td) = any_device("capabilities_are_what_each_device_offers") else {
+        return;
+    };
+    let backend = backend(&td);
+    let ctx = td.open();
+    let attr = ctx.query_device().unwrap();
+    let offered: Vec<C> = C::ALL
+        .iter()
+        .copied()
+        .filter(|&c| ctx.supports(c))
+        .collect();
+    // Asked again, and on the legacy write path: the same answers.
+    let again: Vec<C> = C::ALL
+        .iter()
+        .copied()
+        .filter(|&c| ctx.supports(c))
+        .collect();
+    assert_eq!(offered, again);
+    let legacy = td.open_with(CommandPath::LegacyWrite);
+    let on_write: Vec<C> = C::ALL
+        .iter()
+        .copied()
+        .filter(|&c| legacy.supports(c))
+        .collect();
+    assert_eq!(offered, on_write, "the write path");
+    eprintln!("{} ({backend:?}) offers {offered:?}", td.name());
+    let expected: Option<Vec<C>> = match backend {
+        Backend::Model => Some(vec![
+            C::CqModeration,
+            C::CqResize,
+            C::CompletionTimestamps,
+            C::DeviceClock,
+            C::OnDemandPaging,
+            C::ImplicitOnDemandPaging,
+            C::DmabufRegions,
+            C::Rereg,
+            C::ReregMemory,
+        ]),
+        Backend::Rxe => {
+            // rxe learnt REREG_MR (of protection domain and access) after 6.1, on-demand paging
+            // in 6.14.
+            let mut v = vec![C::MemoryWindows, C::CqResize];
+            match common::behaviour::kernel() {
+                (6, 1) => Some(v),
+                (6, 12) => {
+                    v.push(C::Rereg);
+                    Some(v)
+                }
+                _ => None,
+            }
+        }
+        // Depends on the HCA and firmware: checked against the attributes only.
+        Backend::Mlx5Hardware => None,
+    };
+    if let Some(expected) = expected {
+        assert_eq!(offered, expected, "{}", td.name());
+    }
+    // What the device reports decides where it reports anything.
+    let caps = attr.raw().cq_moderation_caps;
+    if backend == Backend::Model {
+        // A ConnectX's: the CQ context's 16-bit count and 12-bit period.
+        assert_eq!(
+            (caps.max_cq_moderation_count, caps.max_cq_moderation_period),
+            (u16::MAX, 4095)
+        );
+    }
+    if ctx.supports(C::CqModeration) {
+        assert!(caps.max_cq_moderation_count != 0 || caps.max_cq_moderation_period != 0);
+    }
+    if ctx.supports(C::CompletionTimestamps) {
+        assert_ne!(attr.completion_timestamp_mask(), 0);
+        assert!(attr.hca_core_clock() > 0);
+    }
+    if ctx.supports(C::MemoryWindows) {
+        assert!(attr.max_mw() > 0);
+    }
+    let odp = attr.odp_caps().general_caps;
+    const ODP: u64 = 1;
+    const IMPLICIT: u64 = 2;
+    assert_eq!(ctx.supports(C::OnDemandPaging), odp & ODP != 0, "{odp:#x}");
+    assert_eq!(
+        ctx.supports(C::ImplicitOnDemandPaging),
+        odp & (ODP | IMPLICIT) == ODP | IMPLICIT,
+        "{odp:#x}"
+    );
+    assert!(!ctx.supports(C::ReregMemory) || ctx.supports(C::Rereg));
 }
 
 #[test]

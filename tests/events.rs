@@ -119,13 +119,9 @@ fn a_cq_overrun_reports_cq_err_with_the_cq_id() {
         let other = ctx.create_cq(16, 1).unwrap();
         let capacity = small.capacity() as usize;
         assert!((1..=3).contains(&capacity), "{path}: capacity {capacity}");
-        // mlx5 reports one entry less than its ring holds (rdma-core's `ncqe - 1`): the ring of a
-        // CQ of 1 holds 2 completions before the device overruns it.
-        let capacity = if dev.is_mlx5() {
-            capacity + 1
-        } else {
-            capacity
-        };
+        // What the device holds before it overruns: mlx5 reports one entry less than its ring
+        // holds (rdma-core's `ncqe - 1`), so the ring of a CQ of 1 holds 2 completions there.
+        let capacity = capacity + dev.behaviour().cq_slack;
         // RDMA writes complete on the sender's CQ only; nothing polls it while they complete.
         let (a, _b) = connect(&pd, &small, &other, 0x10);
         let tx = pd.allocate::<u64>(1).unwrap();
@@ -234,7 +230,7 @@ fn remote_access_errors_and_first_packets_raise_the_devices_events() {
     else {
         return;
     };
-    let hardware = dev.is_mlx5();
+    let hardware = dev.behaviour().raises_qp_access_err_and_comm_est;
     let _serial = serial();
     for (path, ctx) in contexts(&dev) {
         let pd = ctx.alloc_pd().unwrap();
@@ -331,15 +327,6 @@ fn remote_access_errors_and_first_packets_raise_the_devices_events() {
     }
 }
 
-/// The kernel release's (major, minor).
-fn kernel() -> (u32, u32) {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let mut parts = release.trim().split(['.', '-', '+']);
-    let major = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let minor = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    (major, minor)
-}
-
 /// A queue pair on a shared receive queue that goes to the error state: 6.12's rxe reports
 /// `QpLastWqeReached` (it will take no more of the SRQ's requests); 6.1's reports nothing.
 #[test]
@@ -349,13 +336,14 @@ fn an_srq_queue_pair_in_error_reports_last_wqe_reached_on_6_12() {
         return;
     };
     let _serial = serial();
-    let expected = match kernel() {
-        // The hardware raises it (IB spec o10-37); rxe learnt to on 6.12.
-        _ if dev.is_mlx5() => Some(vec![event(AsyncEventKind::QpLastWqeReached, 0x61)]),
-        (6, 1) => Some(vec![]),
-        (6, 12) => Some(vec![event(AsyncEventKind::QpLastWqeReached, 0x61)]),
-        _ => None,
-    };
+    // The hardware raises it (IB spec o10-37); rxe learnt to on 6.12.
+    let expected = dev.behaviour().raises_last_wqe_reached.map(|raised| {
+        if raised {
+            vec![event(AsyncEventKind::QpLastWqeReached, 0x61)]
+        } else {
+            vec![]
+        }
+    });
     for (path, ctx) in contexts(&dev) {
         let pd = ctx.alloc_pd().unwrap();
         let cq = ctx.create_cq(16, 1).unwrap();
@@ -376,7 +364,7 @@ fn an_srq_queue_pair_in_error_reports_last_wqe_reached_on_6_12() {
         .unwrap();
         let got = events(&ctx, Duration::from_secs(1));
         match &expected {
-            Some(e) => assert_eq!(&got, e, "{path}: kernel {:?}", kernel()),
+            Some(e) => assert_eq!(&got, e, "{path}: kernel {:?}", common::behaviour::kernel()),
             None => assert!(
                 got.is_empty() || got == vec![event(AsyncEventKind::QpLastWqeReached, 0x61)],
                 "{path}: {got:?}"

@@ -16,8 +16,8 @@ use common::any_device;
 use common::verbs::{wait_for, RcPair};
 use uverbs::memmap2::{MmapMut, MmapOptions};
 use uverbs::{
-    ibv_access_flags, ibv_wc, ibv_wc_status, CompletionQueue, ErrorExt, Iova, MemoryRegion,
-    ProtectionDomain, QueuePair, RemoteMemory, SendRequest, Sge, Verb,
+    ibv_access_flags, ibv_wc, ibv_wc_status, Capability, CompletionQueue, ErrorExt, Iova,
+    MemoryRegion, ProtectionDomain, QueuePair, RemoteMemory, SendRequest, Sge, Verb,
 };
 use uverbs_drivers::Error;
 
@@ -292,19 +292,10 @@ fn assert_typed(err: &std::io::Error, verb: Verb, what: &str) {
     assert!(err.to_string().contains(&verb.to_string()), "{err}");
 }
 
-/// Whether this kernel is older than `major.minor`.
-fn kernel_before(major: u32, minor: u32) -> bool {
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let mut parts = release
-        .trim()
-        .split(['.', '-'])
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    version < (major, minor)
-}
-
-/// Whether the kernel refused `REREG_MR` as unsupported: rxe has `rereg_user_mr` (protection
-/// domain and access flags) on 6.12 and not on 6.1; the mlx5 model (as mlx5_ib) always has it.
+/// Whether the kernel refused `REREG_MR` as unsupported: accepted only where the device says it
+/// cannot (`Capability::Rereg`, `Capability::ReregMemory`): rxe has `rereg_user_mr` (protection
+/// domain and access flags) on 6.12 and not on 6.1, and changes no region's memory; the mlx5 model
+/// (as mlx5_ib) has both.
 fn rereg_unsupported(err: &std::io::Error) -> bool {
     matches!(
         err.uverbs_error(),
@@ -349,11 +340,12 @@ fn rereg_changes_a_live_regions_access_and_protection_domain() {
 
     if let Err(e) = target.rereg(None, Some(rw())) {
         assert!(
-            rereg_unsupported(&e) && !dev.is_mlx5() && kernel_before(6, 12),
+            rereg_unsupported(&e) && !ctx.supports(Capability::Rereg),
             "rereg of the access flags: {e}"
         );
         eprintln!(
-            "rereg: this kernel's rxe cannot re-register ({e}); only the refusals are tested"
+            "rereg: {} cannot re-register on this kernel ({e}); only the refusals are tested",
+            dev.name()
         );
         refusals(&dev, &mut target);
         return;
@@ -539,7 +531,7 @@ fn rereg_memory_moves_a_live_region_to_new_memory() {
     assert_typed(&err, Verb::RegMr, "an empty vector");
     if let Err(e) = region.rereg_memory(pattern(LEN, 4)) {
         assert!(
-            rereg_unsupported(&e) && !dev.is_mlx5(),
+            rereg_unsupported(&e) && !ctx.supports(Capability::ReregMemory),
             "rereg of the memory: {e}"
         );
         // Unchanged: the old memory, the old keys.

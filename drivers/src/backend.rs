@@ -6,7 +6,8 @@
 //! [`QpBackend`], [`SrqBackend`] and [`AhBackend`] are what those objects do. Objects whose commands
 //! carry no driver data (memory regions, memory windows, completion channels) are the same on every
 //! backend and live in [`crate::cmd`]; a backend refuses one it lacks through its [`Provider`]
-//! (`supports_memory_windows`).
+//! ([`Provider::supports`], which also says what it offers beyond the verbs every device has: a
+//! [`Capability`]).
 //!
 //! A backend implements the traits directly: each operation is written once, in its trait impl.
 //! The verbs layer ([`crate::verbs`]) holds each object as an enum over the backends that
@@ -69,8 +70,13 @@ pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
         })
     }
 
-    /// Whether the backend binds memory windows (type 2, by work request). No, unless it says so.
-    fn supports_memory_windows(&self) -> bool {
+    /// Whether this backend offers `capability` as far as it is the backend's to say: its own code
+    /// (binding memory windows, moderating, resizing or timestamping completions) or what its
+    /// kernel driver does where the kernel reports nothing (dma-buf regions, changing a region's
+    /// memory). No, unless it says so. [`crate::verbs::DeviceContext::supports`] combines this
+    /// with what the device reports; [`Capability`] says which decides each.
+    fn supports(&self, capability: Capability) -> bool {
+        let _ = capability;
         false
     }
 
@@ -111,6 +117,88 @@ pub trait Provider: Sized + std::fmt::Debug + Send + Sync + 'static {
         Err(Error::Unsupported {
             verb: Verb::CreateAh,
         })
+    }
+}
+
+/// What a device may offer beyond the verbs every device has, asked with
+/// [`crate::verbs::DeviceContext::supports`] (`uverbs::Context::supports`). Each is answered by the
+/// device's attributes where the kernel reports them, by a probe of the kernel where it reports
+/// nothing but can be asked without side effects, and otherwise by the backend
+/// ([`Provider::supports`]); each variant says which. Where a capability is missing, its verbs
+/// answer [`Error::Unsupported`] naming the verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capability {
+    /// Type 2 memory windows: `ALLOC_MW`, binding by work request, invalidation. The backend
+    /// builds the bind requests, and the device reports windows (`max_mw` and
+    /// `IB_UVERBS_DEVICE_MEM_WINDOW_TYPE_2A` or `_2B`).
+    MemoryWindows,
+    /// Completion moderation (`EX_MODIFY_CQ`): the backend moderates, and the device reports a
+    /// moderation count or period (`cq_moderation_caps`).
+    CqModeration,
+    /// Resizing a completion queue (`RESIZE_CQ`) while it holds completions: the backend's.
+    CqResize,
+    /// Completion timestamps (`IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION`): the backend reads them
+    /// from its completions, and the device reports a timestamp mask.
+    CompletionTimestamps,
+    /// The device's clock as wall-clock time ([`Provider::clock`]): the backend has one and the
+    /// kernel lends it (mlx5: the clock-info page, which asking maps, once per context).
+    DeviceClock,
+    /// On-demand paging of explicit regions (`IB_UVERBS_ACCESS_ON_DEMAND`) and `ADVISE_MR`: the
+    /// device reports `IB_ODP_SUPPORT` (nothing of the backend: registration is the same on
+    /// every backend).
+    OnDemandPaging,
+    /// Implicit on-demand regions (the whole address space): the device reports
+    /// `IB_ODP_SUPPORT` and `IB_ODP_SUPPORT_IMPLICIT`.
+    ImplicitOnDemandPaging,
+    /// Regions of dma-buf memory (`REG_DMABUF_MR`): the backend says whether its kernel driver
+    /// registers them (the kernel reports it nowhere, and refuses only once the protection
+    /// domain has been looked up).
+    DmabufRegions,
+    /// `REREG_MR` of a region's protection domain and access flags: asked of the kernel, which
+    /// answers `EOPNOTSUPP` for a driver without it before it looks at the request (probed once
+    /// per context, with a handle that names no region).
+    Rereg,
+    /// `REREG_MR` of a region's memory (`IB_MR_REREG_TRANS`): [`Capability::Rereg`], and the
+    /// backend says its kernel driver changes a region's translation.
+    ReregMemory,
+}
+
+impl Capability {
+    /// Every capability, in declaration order.
+    pub const ALL: &'static [Capability] = &[
+        Capability::MemoryWindows,
+        Capability::CqModeration,
+        Capability::CqResize,
+        Capability::CompletionTimestamps,
+        Capability::DeviceClock,
+        Capability::OnDemandPaging,
+        Capability::ImplicitOnDemandPaging,
+        Capability::DmabufRegions,
+        Capability::Rereg,
+        Capability::ReregMemory,
+    ];
+
+    /// A short name (`memory windows`, `CQ moderation` ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::MemoryWindows => "memory windows",
+            Capability::CqModeration => "CQ moderation",
+            Capability::CqResize => "CQ resize",
+            Capability::CompletionTimestamps => "completion timestamps",
+            Capability::DeviceClock => "device clock",
+            Capability::OnDemandPaging => "on-demand paging",
+            Capability::ImplicitOnDemandPaging => "implicit on-demand paging",
+            Capability::DmabufRegions => "dma-buf regions",
+            Capability::Rereg => "rereg of protection domain and access",
+            Capability::ReregMemory => "rereg of memory",
+        }
+    }
+}
+
+impl std::fmt::Display for Capability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -356,5 +444,37 @@ impl SrqBackend for NoObject {
 impl AhBackend for NoObject {
     fn handle(&self) -> Option<u32> {
         match *self {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Capability;
+
+    /// `Capability::ALL` lists every variant once, in declaration order, and names are unique.
+    #[test]
+    fn every_capability_is_listed_once() {
+        // A variant added to the enum fails this match until it is given its place here (and so
+        // in `ALL`).
+        let index = |c: Capability| match c {
+            Capability::MemoryWindows => 0,
+            Capability::CqModeration => 1,
+            Capability::CqResize => 2,
+            Capability::CompletionTimestamps => 3,
+            Capability::DeviceClock => 4,
+            Capability::OnDemandPaging => 5,
+            Capability::ImplicitOnDemandPaging => 6,
+            Capability::DmabufRegions => 7,
+            Capability::Rereg => 8,
+            Capability::ReregMemory => 9,
+        };
+        assert_eq!(Capability::ALL.len(), 10);
+        for (i, &c) in Capability::ALL.iter().enumerate() {
+            assert_eq!(index(c), i, "{c}");
+        }
+        let mut names: Vec<&str> = Capability::ALL.iter().map(|c| c.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Capability::ALL.len());
     }
 }

@@ -10,6 +10,7 @@
 //! [`process`].
 #![allow(dead_code)]
 
+pub mod behaviour;
 pub mod process;
 pub mod verbs;
 
@@ -61,19 +62,19 @@ impl TestDevice {
         &self.list
     }
 
-    /// Whether this is the mlx5 model (else a kernel device).
-    pub fn is_model(&self) -> bool {
-        self.model.is_some()
-    }
-
-    /// The model behind a model device.
+    /// The model behind a model device, `None` on a kernel device. This is the test equipment, not
+    /// the backend: ask it for what only the model can tell (its HCA's counters, its object
+    /// tables) or for how much a test can afford (the model is fast, the VM's rxe is emulated),
+    /// never for what the device does; that is [`Context::supports`](uverbs::Context::supports),
+    /// what the device reports, or [`TestDevice::behaviour`].
     pub fn model(&self) -> Option<&uverbs_mlx5_model::Mlx5Model> {
         self.model.as_ref()
     }
 
-    /// Whether the device's backend is mlx5 (the model or a ConnectX).
-    pub fn is_mlx5(&self) -> bool {
-        self.device().driver() == uverbs::Driver::Mlx5
+    /// How the device's backend does what the verbs leave to the implementation (the status of
+    /// a refused request, the events it raises, where its rings live): [`behaviour`]'s table.
+    pub fn behaviour(&self) -> behaviour::Behaviour {
+        behaviour::of(self.device().driver())
     }
 }
 

@@ -28,7 +28,9 @@ pub struct Env<'a> {
     pub a: QueuePair<'a>,
     pub b: QueuePair<'a>,
     pub m: Mems,
-    pub mlx5: bool,
+    /// The device's backend (for what a case checks beyond its outcome, per backend as the
+    /// catalogue's columns are).
+    pub driver: uverbs::Driver,
     /// Completions polled while waiting for another.
     pub seen: std::cell::RefCell<Vec<ibv_wc>>,
 }
@@ -76,7 +78,7 @@ impl<'a> Env<'a> {
         other_pd: &'a ProtectionDomain<'a>,
         cq: &'a CompletionQueue<'a>,
         m: Mems,
-        mlx5: bool,
+        driver: uverbs::Driver,
     ) -> Env<'a> {
         let (a, b) = connect(pd, cq);
         Env {
@@ -87,7 +89,7 @@ impl<'a> Env<'a> {
             a,
             b,
             m,
-            mlx5,
+            driver,
             seen: Default::default(),
         }
     }

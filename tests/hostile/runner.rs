@@ -37,7 +37,12 @@ pub fn run_all(
         ran += 1;
         let t = Instant::now();
         let result = run_case(dev, ctx, pd, other_pd, case);
-        report(case, case.expect(dev.is_mlx5()), &result, t.elapsed());
+        report(
+            case,
+            case.expect(dev.device().driver()),
+            &result,
+            t.elapsed(),
+        );
         if let Err(e) = result {
             failures.push(format!("{}: {e}", case.name));
         }
@@ -149,13 +154,13 @@ fn run_case(
     other_pd: &ProtectionDomain<'_>,
     case: &Case,
 ) -> Result<(), String> {
-    let expect = case.expect(dev.is_mlx5());
+    let expect = case.expect(dev.device().driver());
     drain_events(ctx);
     let cq = ctx.create_cq(64, 0x10).unwrap();
     let m = Mems::new(pd, other_pd);
     let before = m.snapshot();
     let drops = uverbs_drivers::drop_errors();
-    let mut env = Env::new(ctx, pd, other_pd, &cq, m, dev.is_mlx5());
+    let mut env = Env::new(ctx, pd, other_pd, &cq, m, dev.device().driver());
     let run = case.run;
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&mut env)))
         .map_err(|p| format!("panicked: {}", panic_message(p)))?;

@@ -231,6 +231,33 @@ pub unsafe fn rereg_mr(
     Ok((resp.lkey, resp.rkey))
 }
 
+/// Whether the kernel driver has `REREG_MR`: a driver without answers `EOPNOTSUPP` before it looks
+/// at the request (the core's `notsupp` method), one with it looks the region up. So this asks it
+/// to change the access of a region that does not exist (handle `u32::MAX`, never given out), to
+/// flags the core refuses anyway (remote write without local write): any other answer than
+/// `EOPNOTSUPP` means the driver has the command. Nothing changes either way.
+pub fn has_rereg_mr(uctx: &Ucontext) -> bool {
+    let mut req = uapi::ib_uverbs_rereg_mr::new_zeroed();
+    req.mr_handle = u32::MAX;
+    req.flags = uapi::ib_verbs::IB_MR_REREG_ACCESS;
+    req.access_flags = uapi::IB_UVERBS_ACCESS_REMOTE_WRITE;
+    let mut resp = uapi::ib_uverbs_rereg_mr_resp::new_zeroed();
+    // SAFETY: no `IB_MR_REREG_TRANS`, so the request names no memory; the handle names no object
+    // (the kernel hands out small ones), and the access it asks for is refused anyway; the only
+    // output is `resp`, borrowed for the call.
+    let answer = unsafe {
+        uctx.channel().write(
+            Verb::ReregMr,
+            uapi::IB_USER_VERBS_CMD_REREG_MR,
+            &mut req,
+            &mut resp,
+            &[],
+            &mut [],
+        )
+    };
+    !matches!(answer, Err(Error::Unsupported { .. }))
+}
+
 /// `REG_DMABUF_MR`: registers `len` bytes at `offset` of the dma-buf `fd` in `pd`, seen by the
 /// device at `iova`, with `IB_UVERBS_ACCESS_*` flags `access`. The kernel takes its own
 /// reference to the dma-buf, so `fd` may be closed afterwards.

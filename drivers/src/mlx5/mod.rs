@@ -386,6 +386,21 @@ impl Provider for Mlx5Context {
         Ok(Mlx5Context::clock(self)?)
     }
 
+    /// mlx5 moderates, resizes (copying the waiting CQEs, as libmlx5 does) and timestamps
+    /// completions; `mlx5_ib` registers dma-bufs and changes a region's memory. It builds no UMR
+    /// work requests, so no memory windows.
+    fn supports(&self, capability: crate::backend::Capability) -> bool {
+        use crate::backend::Capability as C;
+        matches!(
+            capability,
+            C::CqModeration
+                | C::CqResize
+                | C::CompletionTimestamps
+                | C::DmabufRegions
+                | C::ReregMemory
+        )
+    }
+
     /// `MLX5_IB_UVERBS_ABI_VERSION`.
     const ABI_VERSIONS: (u32, u32) = (1, 1);
 

@@ -20,7 +20,7 @@ pub mod srq;
 
 use std::sync::Arc;
 
-use crate::backend::{AhInit, CqInit, Provider, SrqBackend};
+use crate::backend::{AhInit, Capability, CqInit, Provider, SrqBackend};
 use crate::cmd::srq::SrqInit;
 use crate::cmd::QpInit;
 use crate::error::{Error, Result, Verb};
@@ -58,9 +58,15 @@ impl Provider for RxeContext {
         &self.uctx
     }
 
-    /// rxe binds type 2 windows by work request.
-    fn supports_memory_windows(&self) -> bool {
-        true
+    /// rxe binds type 2 windows by work request, resizes CQs (the kernel copies the ring) and
+    /// passes moderation on to the kernel (whose rxe reports none, and refuses it). Its kernel
+    /// driver registers no dma-bufs and changes a region's protection domain and access only, not
+    /// its memory.
+    fn supports(&self, capability: Capability) -> bool {
+        matches!(
+            capability,
+            Capability::MemoryWindows | Capability::CqResize | Capability::CqModeration
+        )
     }
 
     fn create_cq(self: &Arc<Self>, init: &CqInit<'_>) -> Result<cq::RxeCq> {

@@ -22,17 +22,19 @@ mod pd;
 mod qp;
 mod srq;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use uverbs_uapi as uapi;
 
 pub use mr::{Backing, Iova, Mr, Region};
 pub use pd::{Mw, Pd};
 pub use qp::UdAddress;
 
-use crate::backend::Provider;
+use crate::backend::{Capability, Provider};
 use crate::chan::CommandPath;
 use crate::discover::{DeviceInfo, Driver};
 use crate::error::{Error, Result, Verb};
-use crate::ucontext::Ucontext;
+use crate::ucontext::{DeviceAttrs, Ucontext};
 
 /// Declares `dispatch!($Enum, $value, $x => $body)`: a `match $value` with an arm
 /// `$Enum::Variant($x) => $body` for every backend. (`$d` is a `$`, for the inner macro's own
@@ -126,6 +128,10 @@ crate::backends!(declare_backends);
 pub struct DeviceContext {
     uctx: Arc<Ucontext>,
     backend: Backend,
+    /// The device's attributes, queried when a capability first needs them.
+    attrs: OnceLock<DeviceAttrs>,
+    /// Whether the kernel driver has `REREG_MR`, probed when first asked.
+    rereg: OnceLock<bool>,
 }
 
 impl DeviceContext {
@@ -159,6 +165,8 @@ impl DeviceContext {
         Ok(DeviceContext {
             uctx,
             backend: variant(Arc::new(provider)),
+            attrs: OnceLock::new(),
+            rereg: OnceLock::new(),
         })
     }
 
@@ -192,9 +200,68 @@ impl DeviceContext {
         dispatch!(Backend, &self.backend, p => format(p, raw))
     }
 
-    /// Whether the backend binds memory windows.
-    pub fn supports_memory_windows(&self) -> bool {
-        dispatch!(Backend, &self.backend, p => Provider::supports_memory_windows(p.as_ref()))
+    /// Whether the backend offers `capability` as far as it is the backend's to say
+    /// ([`Provider::supports`]); [`DeviceContext::supports`] asks the device too.
+    pub fn backend_supports(&self, capability: Capability) -> bool {
+        dispatch!(Backend, &self.backend, p => Provider::supports(p.as_ref(), capability))
+    }
+
+    /// Whether the device offers `capability`: what it reports (its attributes, queried once),
+    /// what the kernel answers to a probe, and what the backend says, as [`Capability`] describes
+    /// for each. `false` where the device cannot be asked (its attributes fail to come).
+    pub fn supports(&self, capability: Capability) -> bool {
+        use uapi::ib_verbs::{IB_ODP_SUPPORT, IB_ODP_SUPPORT_IMPLICIT};
+        let backend = || self.backend_supports(capability);
+        let attrs = |f: &dyn Fn(&uapi::ib_uverbs_ex_query_device_resp, bool) -> bool| {
+            self.attrs().is_some_and(|a| f(&a.resp, a.extended))
+        };
+        let odp = |needed: u64| attrs(&|r, ex| ex && r.odp_caps.general_caps & needed == needed);
+        match capability {
+            Capability::MemoryWindows => {
+                backend()
+                    && attrs(&|r, ex| {
+                        let flags = u64::from(r.base.device_cap_flags)
+                            | if ex { r.device_cap_flags_ex } else { 0 };
+                        let type2 = uapi::IB_UVERBS_DEVICE_MEM_WINDOW_TYPE_2A
+                            | uapi::IB_UVERBS_DEVICE_MEM_WINDOW_TYPE_2B;
+                        r.base.max_mw > 0 && flags & type2 != 0
+                    })
+            }
+            Capability::CqModeration => {
+                backend()
+                    && attrs(&|r, ex| {
+                        let caps = &r.cq_moderation_caps;
+                        ex && (caps.max_cq_moderation_count != 0
+                            || caps.max_cq_moderation_period != 0)
+                    })
+            }
+            Capability::CompletionTimestamps => {
+                backend() && attrs(&|r, ex| ex && r.timestamp_mask != 0)
+            }
+            Capability::DeviceClock => self.clock().is_ok(),
+            Capability::OnDemandPaging => odp(IB_ODP_SUPPORT),
+            Capability::ImplicitOnDemandPaging => odp(IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT),
+            Capability::CqResize | Capability::DmabufRegions => backend(),
+            Capability::Rereg => self.has_rereg(),
+            Capability::ReregMemory => self.has_rereg() && backend(),
+        }
+    }
+
+    /// The device's attributes, queried on first use (`None` if the query fails; it is tried
+    /// again next time).
+    fn attrs(&self) -> Option<&DeviceAttrs> {
+        if let Some(a) = self.attrs.get() {
+            return Some(a);
+        }
+        let a = self.uctx.query_device().ok()?;
+        Some(self.attrs.get_or_init(|| a))
+    }
+
+    /// Whether the kernel driver has `REREG_MR` ([`crate::cmd::has_rereg_mr`]), probed once.
+    fn has_rereg(&self) -> bool {
+        *self
+            .rereg
+            .get_or_init(|| crate::cmd::has_rereg_mr(&self.uctx))
     }
 
     /// The device's clock as wall-clock time ([`Error::Unsupported`] where the backend has none).

@@ -60,7 +60,7 @@ impl Mw {
     /// that does not bind windows.
     pub fn alloc(pd: &Pd, mw_type: u8) -> Result<Mw> {
         let dev = pd.device();
-        if !dev.supports_memory_windows() {
+        if !dev.backend_supports(crate::backend::Capability::MemoryWindows) {
             return Err(Error::Unsupported {
                 verb: Verb::AllocMw,
             });

@@ -1,6 +1,6 @@
 //! What the model device is: the capabilities of a ConnectX-6 Dx on a 100 Gb/s RoCE port as
 //! `mlx5_ib` reports them, less what this model does not do (memory windows, XRC, flow steering,
-//! on-demand paging, alternate paths, CQE compression, timestamps), and the answers built from them
+//! alternate paths, CQE compression), and the answers built from them
 //! (`QUERY_DEVICE`, `QUERY_PORT`, `GET_CONTEXT`).
 
 use uverbs_uapi as uapi;
@@ -147,6 +147,11 @@ pub(super) fn device_attr_ex(cfg: &ModelConfig) -> uapi::ib_uverbs_ex_query_devi
         | IB_ODP_SUPPORT_ATOMIC
         | IB_ODP_SUPPORT_SRQ_RECV;
     r.odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_SRQ_RECV;
+    // CQ moderation as `mlx5_ib_query_device` reports it for an HCA with `cq_moderation`:
+    // `MLX5_MAX_CQ_COUNT` and `MLX5_MAX_CQ_PERIOD`, the CQ context's 16- and 12-bit fields (what
+    // `EX_MODIFY_CQ` accepts, `objects/cq.rs`).
+    r.cq_moderation_caps.max_cq_moderation_count = u16::MAX;
+    r.cq_moderation_caps.max_cq_moderation_period = (1 << 12) - 1;
     r
 }
 

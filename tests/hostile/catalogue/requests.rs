@@ -2,7 +2,7 @@
 //! operands the library refuses before anything is posted; lengths that are no error; a message
 //! longer than its receive.
 
-use uverbs::{ibv_wc_status as S, ReceiveRequest, SendRequest};
+use uverbs::{ibv_wc_status as S, Driver, ReceiveRequest, SendRequest};
 
 use crate::case::{case, Case, Expect, Outcome, INVALID, RXE_RECV_PROT};
 use crate::fixture::{forged, refused};
@@ -168,10 +168,10 @@ pub fn short_receive() -> Vec<Case> {
             let sender = e.wait(2);
             // The responder NAKs it: an invalid request (the model); rxe reports a
             // remote operational error.
-            let nak: &[u32] = if e.mlx5 {
-                &[S::IBV_WC_REM_INV_REQ_ERR]
-            } else {
-                &[S::IBV_WC_REM_INV_REQ_ERR, S::IBV_WC_REM_OP_ERR]
+            let nak: &[u32] = match e.driver {
+                Driver::Mlx5 => &[S::IBV_WC_REM_INV_REQ_ERR],
+                Driver::Rxe => &[S::IBV_WC_REM_INV_REQ_ERR, S::IBV_WC_REM_OP_ERR],
+                other => panic!("no column for {other:?}"),
             };
             assert!(nak.contains(&sender.status()), "the sender: {sender:?}");
             Outcome::Completion(e.wait(1))
