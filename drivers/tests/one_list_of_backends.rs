@@ -130,9 +130,31 @@ fn the_backends_are_named_in_one_list_only() {
     );
 }
 
-/// The test reads what it means to: each backend's folder exists and defines its context type.
+/// The test reads what it means to: each backend's folder exists, defines its context type, and
+/// is declared as a hidden module of the crate (by name, so that `cargo fmt` formats it).
 #[test]
 fn each_listed_backend_has_its_folder_and_context() {
+    let lib = fs::read_to_string(repo().join("drivers/src/lib.rs")).unwrap();
+    let declared: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .collect();
+    for e in list() {
+        assert!(
+            declared.contains(&e.module.as_str()),
+            "{}: no `pub mod {};` in drivers/src/lib.rs",
+            e.variant,
+            e.module
+        );
+        let at = lib.find(&format!("pub mod {};", e.module)).unwrap();
+        assert!(
+            lib[..at]
+                .rfind("#[doc(hidden)]")
+                .is_some_and(|h| lib[h..at].trim() == "#[doc(hidden)]"),
+            "{}: its module is not #[doc(hidden)] (a backend's internals are not API)",
+            e.variant
+        );
+    }
     for e in list() {
         let dir = repo().join("drivers/src").join(&e.module);
         assert!(dir.is_dir(), "{}: no folder {}", e.variant, dir.display());
