@@ -1704,7 +1704,7 @@ fn lossy_peer_killed_retry_exceeded() {
         // (which comes after the kill), less the time between the last ACK that restarted the
         // timer and the kill (one jiffy allowed: a run on 6.1 saw the error 264.25 ms after the
         // kill against 264.44 ms for the timeouts alone)...
-        let least = (t - jiffy) * u32::from(retry) - jiffy;
+        let least = (t.saturating_sub(jiffy) * u32::from(retry)).saturating_sub(jiffy);
         assert!(
             after >= least,
             "timeout {timeout} ({t:?}), retry_cnt {retry}: the error came {after:?} after the kill \
