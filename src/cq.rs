@@ -12,7 +12,8 @@ use std::os::fd::AsFd;
 
 use crate::channel::CompletionChannel;
 use crate::context::{Context, Inner as CtxInner};
-use crate::ibv::ibv_wc;
+use crate::ibv::{ibv_wc, ibv_wc_flags, ibv_wc_opcode, ibv_wc_status};
+use uverbs_drivers::wc::TimestampedCompletion;
 
 /// The kernel object and ring behind a completion queue, shared with the queue pairs that use it.
 #[derive(Debug)]
@@ -210,5 +211,241 @@ impl From<uverbs_drivers::wc::TimestampedCompletion> for TimestampedWc {
             wc: ibv_wc::from(c.wc),
             timestamp: c.timestamp,
         }
+    }
+}
+
+/// How many completions one [`Completions`] takes from the queue at most.
+const LENT: usize = 16;
+
+impl CompletionQueue<'_> {
+    /// Starts a lending poll: the completions waiting now (up to 16), read one at a time with
+    /// [`Completions::next`], each a [`Completion`] whose fields are read through methods.
+    /// `Ok(None)` when none is waiting. Never blocks and makes no system call; no lock of the
+    /// queue is held while the caller looks at the completions, so anything may be done
+    /// meanwhile, this queue's other polls included (they get other completions).
+    ///
+    /// ```no_run
+    /// # fn drain(cq: &uverbs::CompletionQueue<'_>) -> std::io::Result<u64> {
+    /// let mut bytes = 0;
+    /// while let Some(mut completions) = cq.start_poll()? {
+    ///     while let Some(c) = completions.next() {
+    ///         match c.ok() {
+    ///             Ok(()) => bytes += c.len() as u64,
+    ///             Err((status, _)) => eprintln!("request {} failed: {status}", c.wr_id()),
+    ///         }
+    ///     }
+    /// }
+    /// # Ok(bytes) }
+    /// ```
+    ///
+    /// When the device reported an error after some completions were taken, those come first and
+    /// the next call returns the error, as [`poll`](CompletionQueue::poll) does.
+    #[inline]
+    pub fn start_poll(&self) -> io::Result<Option<Completions<'_>>> {
+        let mut buf = [TimestampedCompletion::default(); LENT];
+        let n = if self.inner.timestamps {
+            self.inner.imp.poll_timestamped(&mut buf)?
+        } else {
+            self.inner.imp.poll(&mut buf)?
+        };
+        Ok((n > 0).then_some(Completions {
+            buf,
+            n: n as u8,
+            next: 0,
+            timestamps: self.inner.timestamps,
+            _cq: PhantomData,
+        }))
+    }
+}
+
+/// The completions one [`CompletionQueue::start_poll`] took, oldest first: a lending iterator
+/// ([`Completions::next`]; each [`Completion`] borrows it, so it cannot be an [`Iterator`]).
+pub struct Completions<'cq> {
+    buf: [TimestampedCompletion; LENT],
+    n: u8,
+    next: u8,
+    timestamps: bool,
+    _cq: PhantomData<&'cq CqInner>,
+}
+
+impl std::fmt::Debug for Completions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completions")
+            .field("left", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Completions<'_> {
+    /// The next completion, or `None` when every one taken has been seen.
+    #[allow(clippy::should_implement_trait)] // A lending iterator: the item borrows `self`.
+    #[inline]
+    pub fn next(&mut self) -> Option<Completion<'_>> {
+        let i = usize::from(self.next);
+        if i >= usize::from(self.n) {
+            return None;
+        }
+        self.next += 1;
+        Some(Completion {
+            c: &self.buf[i],
+            timestamps: self.timestamps,
+        })
+    }
+
+    /// How many completions are left to see.
+    #[inline]
+    pub fn len(&self) -> usize {
+        usize::from(self.n - self.next)
+    }
+
+    /// Whether every completion has been seen.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One work completion of a [`Completions`], read through its methods. When the status is not
+/// success, only [`wr_id`](Completion::wr_id), the status, the vendor error and
+/// [`qp_num`](Completion::qp_num) are meaningful.
+#[derive(Clone, Copy)]
+pub struct Completion<'c> {
+    c: &'c TimestampedCompletion,
+    timestamps: bool,
+}
+
+impl std::fmt::Debug for Completion<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completion")
+            .field("wr_id", &self.wr_id())
+            .field("status", &self.status())
+            .field("opcode", &self.opcode())
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[allow(clippy::len_without_is_empty)] // `len` is the message's, as `ibv_wc::len`.
+impl Completion<'_> {
+    /// The work request id given when the request was posted.
+    #[inline]
+    pub fn wr_id(&self) -> u64 {
+        self.c.wc.wr_id
+    }
+
+    /// The status (`ibv_wc_status::*`), also when it is success.
+    #[inline]
+    pub fn status(&self) -> ibv_wc_status::Type {
+        self.c.wc.status
+    }
+
+    /// Whether the request succeeded.
+    #[inline]
+    pub fn is_success(&self) -> bool {
+        self.c.wc.status == ibv_wc_status::IBV_WC_SUCCESS
+    }
+
+    /// `Ok(())` on success, else the status and the vendor error.
+    #[inline]
+    pub fn ok(&self) -> Result<(), (ibv_wc_status::Type, u32)> {
+        match self.error() {
+            None => Ok(()),
+            Some(e) => Err(e),
+        }
+    }
+
+    /// The status and the vendor error, if the request failed.
+    #[inline]
+    pub fn error(&self) -> Option<(ibv_wc_status::Type, u32)> {
+        (!self.is_success()).then_some((self.c.wc.status, self.c.wc.vendor_err))
+    }
+
+    /// The operation that completed (`ibv_wc_opcode::*`).
+    #[inline]
+    pub fn opcode(&self) -> ibv_wc_opcode::Type {
+        self.c.wc.opcode
+    }
+
+    /// Bytes received, read (RDMA READ) or 8 (atomics).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.c.wc.byte_len as usize
+    }
+
+    /// The immediate data a successful completion carries (`IBV_WC_WITH_IMM`), in host order (as
+    /// the sender gave it).
+    #[inline]
+    pub fn imm_data(&self) -> Option<u32> {
+        (self.is_success() && self.c.wc.wc_flags & ibv_wc_flags::IBV_WC_WITH_IMM.0 != 0)
+            .then_some(u32::from_be(self.c.wc.imm_data))
+    }
+
+    /// The rkey a SEND with invalidate invalidated (`IBV_WC_WITH_INV`).
+    #[inline]
+    pub fn invalidated_rkey(&self) -> Option<u32> {
+        (self.is_success() && self.c.wc.wc_flags & ibv_wc_flags::IBV_WC_WITH_INV.0 != 0)
+            .then_some(self.c.wc.imm_data)
+    }
+
+    /// The local queue pair's number.
+    #[inline]
+    pub fn qp_num(&self) -> u32 {
+        self.c.wc.qp_num
+    }
+
+    /// The sending queue pair's number (UD receives).
+    #[inline]
+    pub fn src_qp(&self) -> u32 {
+        self.c.wc.src_qp
+    }
+
+    /// The completion's flags (`IBV_WC_GRH`, `IBV_WC_WITH_IMM`, ...).
+    #[inline]
+    pub fn wc_flags(&self) -> ibv_wc_flags {
+        ibv_wc_flags(self.c.wc.wc_flags)
+    }
+
+    /// Whether a UD receive's buffer starts with the 40-byte GRH (`IBV_WC_GRH`).
+    #[inline]
+    pub fn has_grh(&self) -> bool {
+        self.c.wc.wc_flags & ibv_wc_flags::IBV_WC_GRH.0 != 0
+    }
+
+    /// The P_Key index (UD receives).
+    #[inline]
+    pub fn pkey_index(&self) -> u16 {
+        self.c.wc.pkey_index
+    }
+
+    /// The source LID (UD receives on InfiniBand).
+    #[inline]
+    pub fn slid(&self) -> u16 {
+        self.c.wc.slid
+    }
+
+    /// The service level (UD receives).
+    #[inline]
+    pub fn sl(&self) -> u8 {
+        self.c.wc.sl
+    }
+
+    /// The destination LID path bits (UD receives on InfiniBand).
+    #[inline]
+    pub fn dlid_path_bits(&self) -> u8 {
+        self.c.wc.dlid_path_bits
+    }
+
+    /// The device's clock when the work completed, in its cycles (convert with
+    /// [`crate::DeviceClock`]): `Some` for a successful completion of a queue created with
+    /// [`crate::CqAttr::timestamps`], else `None`.
+    #[inline]
+    pub fn timestamp(&self) -> Option<u64> {
+        (self.timestamps && self.is_success()).then_some(self.c.timestamp)
+    }
+
+    /// The completion as `ibverbs` 0.9.2's `ibv_wc` (immediate data in network order there).
+    #[inline]
+    pub fn to_wc(&self) -> ibv_wc {
+        ibv_wc::from(self.c.wc)
     }
 }

@@ -53,6 +53,7 @@
 
 mod ah;
 mod attr;
+mod batch;
 mod channel;
 pub mod cm;
 mod context;
@@ -75,9 +76,10 @@ pub use attr::{
     AtomicCap, DeviceAttr, DeviceCapFlags, Gid, GidEntry, GidType, LinkLayer, Mtu, NodeType,
     OdpCaps, PhysState, PortAttr, PortCapFlags, PortState, Speed, Width,
 };
+pub use batch::{RecvBatch, SendBatch, SendOp};
 pub use channel::CompletionChannel;
 pub use context::{Context, CqAttr, DeviceClock};
-pub use cq::{CompletionQueue, TimestampedWc};
+pub use cq::{Completion, CompletionQueue, Completions, TimestampedWc};
 pub use device::{devices, CommandPath, Device, DeviceList, DeviceListIter, Driver, Guid};
 pub use event::{AsyncEvent, AsyncEventKind};
 pub use ibv::{

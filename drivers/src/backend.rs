@@ -337,6 +337,18 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
         ah: impl Fn(&W) -> Option<&Self::Ah>,
     ) -> std::result::Result<(), PostError>;
 
+    /// Posts send work requests all or nothing (a batch): when one is invalid or finds the queue
+    /// full, none is posted and [`PostError::index`] names that one; otherwise the doorbell is
+    /// rung once for all of them.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_send`].
+    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Self::Ah>,
+    ) -> std::result::Result<(), PostError>;
+
     /// Posts receive work requests, stopping as [`QpBackend::post_send`] does.
     ///
     /// # Safety

@@ -86,6 +86,14 @@ pub struct TimestampedCompletion {
     pub timestamp: u64,
 }
 
+impl From<WorkCompletion> for TimestampedCompletion {
+    /// The completion with no timestamp (0), for a poll that reads none.
+    #[inline(always)]
+    fn from(wc: WorkCompletion) -> TimestampedCompletion {
+        TimestampedCompletion { wc, timestamp: 0 }
+    }
+}
+
 impl WorkCompletion {
     /// The completion a kernel `ib_uverbs_wc` record reports (rxe's ring): the same numbers,
     /// except the with-invalidate flag, which the kernel numbers `IB_WC_WITH_INVALIDATE` (4) and

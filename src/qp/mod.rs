@@ -23,6 +23,7 @@ use uverbs_drivers::uapi;
 use uverbs_drivers::verbs::{Qp, UdAddress};
 use uverbs_drivers::wr::{PostError, RecvWr, SendWr};
 
+use crate::batch::{RecvBatch, SendBatch};
 use crate::cq::CqInner;
 use crate::ibv::{ibv_access_flags, ibv_qp_state};
 use crate::mr::{MemoryRegion, MrRange};
@@ -274,6 +275,50 @@ impl QueuePair<'_> {
         }
         // SAFETY: the same contract, passed on.
         unsafe { self.post_send_list_checked(requests) }
+    }
+
+    /// Starts a batch of send requests ([`SendBatch`]): each operation is one call, and
+    /// [`SendBatch::submit`] posts them all with one doorbell, all or nothing. The queue pair is
+    /// borrowed mutably until the batch is submitted or dropped, so no other post on this handle
+    /// can come between its requests.
+    ///
+    /// ```compile_fail
+    /// # fn two(qp: &mut uverbs::QueuePair<'_>) {
+    /// let first = qp.start_send();
+    /// let second = qp.start_send(); // `*qp` is already borrowed by `first`
+    /// # let _ = (first, second);
+    /// # }
+    /// ```
+    pub fn start_send<'a>(&mut self) -> SendBatch<'_, 'a> {
+        SendBatch::new(self)
+    }
+
+    /// Starts a batch of receive requests ([`RecvBatch`]), posted by [`RecvBatch::submit`].
+    pub fn start_recv<'a>(&mut self) -> RecvBatch<'_, 'a> {
+        RecvBatch::new(self)
+    }
+
+    /// A [`SendBatch`]'s post: every request checked before any is posted.
+    ///
+    /// # Safety
+    /// As [`QueuePair::post_send_list`].
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn post_send_batch(
+        &self,
+        requests: &[SendRequest<'_>],
+    ) -> Result<(), PostFailure> {
+        if self.inner.qp_type == uapi::IB_UVERBS_QPT_UD {
+            if let (_, Some(refused)) = self.check_datagrams(requests) {
+                return Err(refused);
+            }
+        }
+        // SAFETY: the requests' memory is covered by this function's contract.
+        unsafe {
+            self.inner
+                .imp
+                .post_send_batch(requests, UdAddress::address_handle)
+        }
+        .map_err(PostFailure::from)
     }
 
     /// `post_send_list` for datagrams and window binds, which the API checks first.

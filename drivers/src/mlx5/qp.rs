@@ -661,6 +661,65 @@ impl Mlx5Qp {
         self.bfreg
     }
 
+    /// Posts send requests: stops at the first refused, or (`ALL`) undoes those before it too.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_send`].
+    #[inline(always)]
+    unsafe fn post_sends<'a, const ALL: bool, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Mlx5Ah>,
+    ) -> std::result::Result<(), PostError> {
+        let current = self.state();
+        if current != state::RTS {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostSend,
+                    state: current,
+                    needed: "RTS",
+                },
+            });
+        }
+        let Some(mut sq) = self.shared.sq() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::QueueFull {
+                    verb: Verb::PostSend,
+                    capacity: 0,
+                },
+            });
+        };
+        let mut failure = None;
+        let mut posted = 0;
+        let mark = sq.mark();
+        for (index, w) in wrs.iter().enumerate() {
+            match sq.post(w.as_ref(), ah(w).map(Mlx5Ah::av)) {
+                Ok(_) => posted += 1,
+                Err(error) => {
+                    failure = Some(PostError { index, error });
+                    break;
+                }
+            }
+        }
+        if ALL && failure.is_some() {
+            sq.rollback(mark);
+            posted = 0;
+        }
+        if posted > 0 {
+            let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
+            let mut bf = reg.state.lock();
+            // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
+            // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
+            // `ring_doorbell` writes this queue pair's doorbell and WQE, whose requests `post_send`'s
+            // caller vouched for (its contract).
+            let mut uar = unsafe { reg.writer(self.uars.layout().bf_reg_size) };
+            sq.ring_doorbell(&mut &self.shared.dbrec, &mut bf, &mut uar);
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
     /// Removes this queue pair's completions from its CQs (rdma-core's `mlx5_cq_clean`).
     fn clean_cqs(&self) {
         let key = self.key;
@@ -765,48 +824,23 @@ impl QpBackend for Mlx5Qp {
         wrs: &[W],
         ah: impl Fn(&W) -> Option<&Mlx5Ah>,
     ) -> std::result::Result<(), PostError> {
-        let current = self.state();
-        if current != state::RTS {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
-        }
-        let Some(mut sq) = self.shared.sq() else {
-            return Err(PostError {
-                index: 0,
-                error: Error::QueueFull {
-                    verb: Verb::PostSend,
-                    capacity: 0,
-                },
-            });
-        };
-        let mut failure = None;
-        let mut posted = 0;
-        for (index, w) in wrs.iter().enumerate() {
-            match sq.post(w.as_ref(), ah(w).map(Mlx5Ah::av)) {
-                Ok(_) => posted += 1,
-                Err(error) => {
-                    failure = Some(PostError { index, error });
-                    break;
-                }
-            }
-        }
-        if posted > 0 {
-            let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
-            let mut bf = reg.state.lock();
-            // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
-            // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
-            // `ring_doorbell` writes this queue pair's doorbell and WQE, whose requests `post_send`'s
-            // caller vouched for (its contract).
-            let mut uar = unsafe { reg.writer(self.uars.layout().bf_reg_size) };
-            sq.ring_doorbell(&mut &self.shared.dbrec, &mut bf, &mut uar);
-        }
-        failure.map_or(Ok(()), Err)
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_sends::<false, W>(wrs, ah) }
+    }
+
+    /// [`QpBackend::post_send`], all or nothing: a refused request undoes those before it
+    /// ([`SendQueue::rollback`]), before any doorbell, so the device never sees them.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_send`].
+    #[inline]
+    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Mlx5Ah>,
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_sends::<true, W>(wrs, ah) }
     }
 
     /// Posts receive work requests: no system call. The queue pair must be out of RESET and have

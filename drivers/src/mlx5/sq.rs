@@ -88,6 +88,16 @@ pub struct PostedWqe {
     pub inline: bool,
 }
 
+/// Where a [`SendQueue`]'s producer stood ([`SendQueue::mark`]), to undo a batch with
+/// [`SendQueue::rollback`].
+#[derive(Debug, Clone, Copy)]
+pub struct SqMark {
+    cur_post: u32,
+    head: u32,
+    pending: u32,
+    last: PostedWqe,
+}
+
 /// `SendQueue::last` when nothing was posted.
 const NO_WQE: PostedWqe = PostedWqe {
     index: 0,
@@ -798,6 +808,34 @@ impl<B: AsRef<[u8]>> SendQueue<B> {
         })
     }
 
+    /// Where the producer stands, to undo the requests posted after it with
+    /// [`rollback`](SendQueue::rollback).
+    #[inline(always)]
+    pub fn mark(&self) -> SqMark {
+        SqMark {
+            cur_post: self.cur_post,
+            head: self.head,
+            pending: self.pending,
+            last: self.last,
+        }
+    }
+
+    /// Forgets the requests posted since `mark` (a batch refused part way, which posts nothing):
+    /// their blocks are free again and no doorbell will name them. Only before the doorbell that
+    /// would cover them: the device reads no block past the doorbell record, so it never saw them.
+    #[inline]
+    pub fn rollback(&mut self, mark: SqMark) {
+        debug_assert!(
+            self.pending >= mark.pending
+                && self.head.wrapping_sub(mark.head) == self.pending - mark.pending,
+            "a rollback past a doorbell"
+        );
+        self.cur_post = mark.cur_post;
+        self.head = mark.head;
+        self.pending = mark.pending;
+        self.last = mark.last;
+    }
+
     /// Forgets every WQE and returns the counters to 0, as a transition to RESET does
     /// (`mlx5_init_qp_indices`). The ring is left as it is.
     pub fn reset(&mut self) {
@@ -879,6 +917,31 @@ mod tests {
         );
         assert_eq!(sq.producer_index(), 1);
         assert_eq!(sq.doorbell_record().get(), 1);
+    }
+
+    /// A batch refused part way is undone: the doorbell record, the next WQE's index and what
+    /// the doorbell would ring are those before the batch, and the requests before it still
+    /// retire by their own `wr_id`.
+    #[test]
+    fn rollback_undoes_a_batch() {
+        let mut ring = vec![0u8; 64 * 8];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+        let sges = [sge(8, 0)];
+        let first = sq.post(&SendWr::send(1, &sges), None).unwrap();
+        let before = (sq.doorbell_record(), sq.mark());
+        let bf = BlueFlameReg::new(512);
+        let plan = sq.plan_doorbell(&bf);
+        for id in 2..5 {
+            sq.post(&SendWr::send(id, &sges), None).unwrap();
+        }
+        assert_ne!(sq.doorbell_record(), before.0);
+        sq.rollback(before.1);
+        assert_eq!(sq.doorbell_record(), before.0);
+        assert_eq!(sq.plan_doorbell(&bf), plan);
+        let next = sq.post(&SendWr::send(9, &sges), None).unwrap();
+        assert_eq!(next.index, first.index + first.bbs as u16, "the blocks were freed");
+        assert_eq!(sq.retire(first.index).map(|r| r.wr_id), Some(1));
+        assert_eq!(sq.retire(next.index).map(|r| r.wr_id), Some(9));
     }
 
     #[test]

@@ -333,6 +333,94 @@ unsafe fn write_send_wqe(slot: *mut u8, wr: &SendWr<'_>, length: u32, ah_num: u3
     }
 }
 
+impl RxeQp {
+    /// Posts send requests: stops at the first refused, or (`ALL`) posts none of them then.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_send`].
+    #[inline(always)]
+    unsafe fn post_sends<'a, const ALL: bool, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&RxeAh>,
+    ) -> std::result::Result<(), PostError> {
+        let current = self.state();
+        if current != state::RTS {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostSend,
+                    state: current,
+                    needed: "RTS",
+                },
+            });
+        }
+        let mut failure = None;
+        let mut posted = 0;
+        {
+            let _guard = self.sq_lock.lock();
+            let q = &self.sq;
+            let mut producer = q.own_producer();
+            let mut consumer = q.load_consumer();
+            for (index, w) in wrs.iter().enumerate() {
+                let wr = w.as_ref();
+                let ah = ah(w);
+                let ah_num = ah.map_or(0, RxeAh::ah_num);
+                let length = match self.fast_length(wr, ah_num) {
+                    Some(length) => length,
+                    None => match self.check_send(wr, ah) {
+                        Ok(()) => wr.length(),
+                        Err(error) => {
+                            failure = Some(PostError { index, error });
+                            break;
+                        }
+                    },
+                };
+                let next = q.next(producer);
+                if next == consumer {
+                    consumer = q.load_consumer();
+                    if next == consumer {
+                        failure = Some(queue_full(index, q.capacity()));
+                        break;
+                    }
+                }
+                // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
+                // publish the producer index; the checks bounded what goes in by the slot's payload
+                // size, and `length` is the request's (at most MAX_MESSAGE, so it fits in 32 bits).
+                unsafe { write_send_wqe(q.slot(producer), wr, length as u32, ah_num) };
+                producer = next;
+                posted += 1;
+            }
+            if ALL && failure.is_some() {
+                // Nothing was published: the slots written stay free.
+                posted = 0;
+            }
+            if posted > 0 {
+                q.publish_producer(producer);
+            }
+        }
+        // Ring when something was posted, and also when the ring was found full: the kernel then has
+        // work queued, and the doorbell makes sure it is working through it (rdma-core's provider
+        // rings after every post, successful or not).
+        let full = matches!(
+            failure,
+            Some(PostError {
+                error: Error::QueueFull { .. },
+                ..
+            })
+        );
+        if posted > 0 || full {
+            if let Err(error) = self.ctx.channel().ring_send_doorbell(&self.doorbell) {
+                return Err(PostError {
+                    index: posted,
+                    error,
+                });
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+}
+
 impl QpBackend for RxeQp {
     type Ah = RxeAh;
 
@@ -396,76 +484,23 @@ impl QpBackend for RxeQp {
         wrs: &[W],
         ah: impl Fn(&W) -> Option<&RxeAh>,
     ) -> std::result::Result<(), PostError> {
-        let current = self.state();
-        if current != state::RTS {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
-        }
-        let mut failure = None;
-        let mut posted = 0;
-        {
-            let _guard = self.sq_lock.lock();
-            let q = &self.sq;
-            let mut producer = q.own_producer();
-            let mut consumer = q.load_consumer();
-            for (index, w) in wrs.iter().enumerate() {
-                let wr = w.as_ref();
-                let ah = ah(w);
-                let ah_num = ah.map_or(0, RxeAh::ah_num);
-                let length = match self.fast_length(wr, ah_num) {
-                    Some(length) => length,
-                    None => match self.check_send(wr, ah) {
-                        Ok(()) => wr.length(),
-                        Err(error) => {
-                            failure = Some(PostError { index, error });
-                            break;
-                        }
-                    },
-                };
-                let next = q.next(producer);
-                if next == consumer {
-                    consumer = q.load_consumer();
-                    if next == consumer {
-                        failure = Some(queue_full(index, q.capacity()));
-                        break;
-                    }
-                }
-                // SAFETY: the slot at `producer` is free (the ring is not full) and ours until we
-                // publish the producer index; the checks bounded what goes in by the slot's payload
-                // size, and `length` is the request's (at most MAX_MESSAGE, so it fits in 32 bits).
-                unsafe { write_send_wqe(q.slot(producer), wr, length as u32, ah_num) };
-                producer = next;
-                posted += 1;
-            }
-            if posted > 0 {
-                q.publish_producer(producer);
-            }
-        }
-        // Ring when something was posted, and also when the ring was found full: the kernel then has
-        // work queued, and the doorbell makes sure it is working through it (rdma-core's provider
-        // rings after every post, successful or not).
-        let full = matches!(
-            failure,
-            Some(PostError {
-                error: Error::QueueFull { .. },
-                ..
-            })
-        );
-        if posted > 0 || full {
-            if let Err(error) = self.ctx.channel().ring_send_doorbell(&self.doorbell) {
-                return Err(PostError {
-                    index: posted,
-                    error,
-                });
-            }
-        }
-        failure.map_or(Ok(()), Err)
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_sends::<false, W>(wrs, ah) }
+    }
+
+    /// [`QpBackend::post_send`], all or nothing: the producer index is published only when every
+    /// request went in, so a refused one leaves the ring as the kernel last saw it.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_send`].
+    #[inline]
+    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&RxeAh>,
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_sends::<true, W>(wrs, ah) }
     }
 
     /// Posts receive work requests: no system call. The queue pair must be out of RESET.

@@ -128,6 +128,22 @@ impl QpBackend for Qp {
         })
     }
 
+    /// Posts send work requests all or nothing ([`QpBackend::post_send_batch`]).
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_send`].
+    #[inline]
+    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Ah>,
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        dispatch!(Qp, self, qp => unsafe {
+            QpBackend::post_send_batch(qp, wrs, |w| ah(w).and_then(Of::of))
+        })
+    }
+
     /// Posts receive work requests, stopping as [`QpBackend::post_send`] does. No system call.
     ///
     /// # Safety
