@@ -7,7 +7,7 @@
 //! TRYBUILD=overwrite cargo test --all-features --test compile_fail
 //! ```
 //!
-//! and check that each still names the intended error (E0597, E0505, E0382, E0502, E0506, E0277,
+//! and check that each still names the intended error (E0597, E0505, E0382, E0499, E0502, E0506, E0277,
 //! and for the soundness cases E0133, E0599, E0624).
 
 /// Whether this runs inside the VM harness (tests/vm/suite: `UVERBS_VM` set, as for the other

@@ -66,6 +66,11 @@ fn public_types_are_send_and_sync() {
     // Requests and results.
     send_sync::<SendRequest<'static>>();
     send_sync::<ReceiveRequest<'static>>();
+    send_sync::<uverbs::SendBatch<'static, 'static>>();
+    send_sync::<uverbs::SendOp<'static, 'static, 'static>>();
+    send_sync::<uverbs::RecvBatch<'static, 'static>>();
+    send_sync::<uverbs::Completions<'static>>();
+    send_sync::<uverbs::Completion<'static>>();
     send_sync::<Sge>();
     send_sync::<RemoteMemory>();
     send_sync::<RemoteKey>();

@@ -939,7 +939,11 @@ mod tests {
         assert_eq!(sq.doorbell_record(), before.0);
         assert_eq!(sq.plan_doorbell(&bf), plan);
         let next = sq.post(&SendWr::send(9, &sges), None).unwrap();
-        assert_eq!(next.index, first.index + first.bbs as u16, "the blocks were freed");
+        assert_eq!(
+            next.index,
+            first.index + first.bbs as u16,
+            "the blocks were freed"
+        );
         assert_eq!(sq.retire(first.index).map(|r| r.wr_id), Some(1));
         assert_eq!(sq.retire(next.index).map(|r| r.wr_id), Some(9));
     }

@@ -1,0 +1,13 @@
+// A lent completion borrows its `Completions`: it is gone before the next one is taken.
+fn cq() -> uverbs::CompletionQueue<'static> {
+    unimplemented!()
+}
+
+fn main() {
+    let cq = cq();
+    if let Some(mut completions) = cq.start_poll().unwrap() {
+        let first = completions.next().unwrap();
+        let second = completions.next();
+        let _ = (first.wr_id(), second);
+    }
+}
