@@ -657,3 +657,72 @@ fn fix_ipv4_checksum(h: &mut [u8]) {
     let check = uverbs_drivers::gid::ipv4_checksum(h[..20].try_into().unwrap());
     h[10..12].copy_from_slice(&check.to_be_bytes());
 }
+
+#[test]
+fn a_batch_of_datagrams_goes_out_whole_or_not_at_all() {
+    let Some(dev) = any_device("a_batch_of_datagrams_goes_out_whole_or_not_at_all") else {
+        return;
+    };
+    let ctx = dev.open();
+    let mtu = ctx.query_port(1).unwrap().active_mtu().bytes().unwrap() as usize;
+    let cq = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let (mut a, _) = ud_qp(&pd, &cq, QKEY);
+    let (mut b, b_gid) = ud_qp(&pd, &cq, QKEY);
+    let ah = ah_to(&pd, b_gid);
+    let mut tx = pd.allocate::<u8>(mtu + 1).unwrap();
+    fill(&mut tx, 3);
+    let rx = pd.allocate::<u8>(2 * (GRH + 64)).unwrap();
+    let r: Vec<_> = (0..2)
+        .map(|i| [rx.sge(i * (GRH + 64)..(i + 1) * (GRH + 64)).unwrap()])
+        .collect();
+    let mut rb = b.start_recv();
+    rb.recv(1, &r[0]);
+    rb.recv(2, &r[1]);
+    // SAFETY: `rx` outlives the receives and is read after their completions.
+    unsafe { rb.submit() }.unwrap();
+
+    // A datagram over the MTU refuses the whole batch: the fine one before it is not sent either.
+    let small = [tx.sge(..64).unwrap()];
+    let too_big = [tx.sge(..).unwrap()];
+    let bq = b.qp_num();
+    let mut batch = a.start_send();
+    batch.to(&ah, bq, QKEY).signaled().send(10, &small);
+    batch.to(&ah, bq, QKEY).signaled().send(11, &too_big);
+    // SAFETY: `tx` outlives the requests.
+    let e = unsafe { batch.submit() }.unwrap_err();
+    assert_eq!(e.index, 1);
+    assert_invalid_argument(&e.error);
+    let none = poll_for(&cq, Duration::from_millis(300));
+    assert!(none.is_empty(), "a refused batch sent something: {none:?}");
+
+    // A datagram without a destination is refused too (UD needs one).
+    let mut batch = a.start_send();
+    batch.signaled().send(12, &small);
+    // SAFETY: as above.
+    let e = unsafe { batch.submit() }.unwrap_err();
+    assert_eq!(e.index, 0);
+    assert!(poll_for(&cq, Duration::from_millis(300)).is_empty());
+
+    // Two datagrams, one with immediate data, one inline, both in one batch.
+    let mut batch = a.start_send();
+    batch
+        .to(&ah, bq, QKEY)
+        .signaled()
+        .send_imm(20, &small, 0x0102_0304);
+    batch
+        .signaled()
+        .to(&ah, bq, QKEY)
+        .send_inline(21, b"inline datagram");
+    // SAFETY: as above.
+    unsafe { batch.submit() }.unwrap();
+    let wcs = poll_n(&cq, 4);
+    assert!(one(&wcs, 20).is_valid() && one(&wcs, 21).is_valid());
+    let (r1, r2) = (one(&wcs, 1), one(&wcs, 2));
+    assert_eq!((r1.len(), r2.len()), (GRH + 64, GRH + 15));
+    assert_eq!(r1.imm_data(), Some(0x0102_0304u32.to_be()));
+    assert_eq!(r1.src_qp, a.qp_num());
+    assert_eq!(&rx[GRH..GRH + 64], &tx[..64]);
+    let second = GRH + 64 + GRH;
+    assert_eq!(&rx[second..second + 15], b"inline datagram");
+}
