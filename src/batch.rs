@@ -109,7 +109,8 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// The next request is a datagram (UD) to queue pair `remote_qpn` at `ah` with Q_Key `qkey`.
-    /// `ah` must stay alive until the send's completion has been polled.
+    /// `ah` must stay alive until the send's completion has been polled (see
+    /// [`submit`](SendBatch::submit)).
     pub fn to(&mut self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> SendOp<'_, 'qp, 'a> {
         let mut op = self.op(0);
         op.dest = Some((ah, remote_qpn, qkey));
@@ -156,6 +157,12 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
         self.op(0).write_inline(wr_id, data, remote)
     }
 
+    /// An unsignaled RDMA WRITE of `data` inline with immediate data
+    /// ([`SendOp::write_imm_inline`]).
+    pub fn write_imm_inline(&mut self, wr_id: u64, data: &'a [u8], remote: RemoteMemory, imm: u32) {
+        self.op(0).write_imm_inline(wr_id, data, remote, imm)
+    }
+
     /// An unsignaled RDMA READ ([`SendOp::read`]).
     pub fn read(&mut self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) {
         self.op(0).read(wr_id, sges, remote)
@@ -197,6 +204,14 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
 
     /// Posts every request of the batch, in order, and rings the doorbell once; all or nothing
     /// (see [`SendBatch`]). An empty batch posts nothing and succeeds.
+    ///
+    /// One failure is not a refusal: [`PostFailure::index`] equal to [`len`](SendBatch::len)
+    /// says that every request was posted and the doorbell could not be rung (rxe's `write()`
+    /// failed). The requests are the device's then, as after a success: keep their memory as the
+    /// contract says (a later post's doorbell starts them).
+    ///
+    /// A datagram's address handle ([`SendBatch::to`]) must also stay alive until the send's
+    /// completion has been polled (not for memory safety: the send would fail or go astray).
     ///
     /// # Safety
     /// As [`QueuePair::post_send_list`]: the memory the requests' entries name must stay
@@ -288,6 +303,11 @@ impl<'a> SendOp<'_, '_, 'a> {
         self.push(SendRequest::rdma_write_inline(wr_id, data, remote))
     }
 
+    /// RDMA WRITE `data` inline to `remote`, with immediate data (host order).
+    pub fn write_imm_inline(self, wr_id: u64, data: &'a [u8], remote: RemoteMemory, imm: u32) {
+        self.push(SendRequest::rdma_write_inline(wr_id, data, remote).with_write_imm(imm))
+    }
+
     /// RDMA READ from `remote` into `sges`.
     pub fn read(self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) {
         self.push(SendRequest::rdma_read(wr_id, sges, remote))
@@ -315,8 +335,8 @@ impl<'a> SendOp<'_, '_, 'a> {
     }
 }
 
-/// Receive requests gathered on a queue pair and posted together by [`RecvBatch::submit`]; from
-/// [`QueuePair::start_recv`]. Dropped without `submit`, it posts nothing.
+/// Receive requests gathered on a queue pair and posted together by [`RecvBatch::submit`], all or
+/// nothing; from [`QueuePair::start_recv`]. Dropped without `submit`, it posts nothing.
 #[must_use = "a batch posts nothing until it is submitted"]
 pub struct RecvBatch<'qp, 'a> {
     qp: &'qp QueuePair<'qp>,
@@ -355,9 +375,10 @@ impl<'qp, 'a> RecvBatch<'qp, 'a> {
         self.requests.is_empty()
     }
 
-    /// Posts the batch's receives in order ([`QueuePair::post_receive_list`]): the first refused
-    /// (too many entries, a full queue) stops the post, [`PostFailure::index`] says which, and
-    /// those before it were posted.
+    /// Posts the batch's receives, in order, all or nothing: when one is refused (more entries
+    /// than the queue takes, not enough room, a queue pair without a receive queue of its own),
+    /// none is posted and [`PostFailure::index`] says which. An empty batch posts nothing and
+    /// succeeds.
     ///
     /// # Safety
     /// As [`QueuePair::post_receive_list`]: the memory the requests' entries name must stay
@@ -368,6 +389,6 @@ impl<'qp, 'a> RecvBatch<'qp, 'a> {
             return Ok(());
         }
         // SAFETY: the requests' memory is covered by this function's contract.
-        unsafe { self.qp.post_receive_list(&self.requests) }
+        unsafe { self.qp.post_recv_batch(&self.requests) }
     }
 }

@@ -1,8 +1,10 @@
 //! Completion queues: [`CompletionQueue`].
 
+use std::collections::VecDeque;
 use std::io;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use uverbs_drivers::backend::{CqBackend, CqInit};
 use uverbs_drivers::error::{Error, Verb};
@@ -28,6 +30,47 @@ pub(crate) struct CqInner {
     event_key: u64,
     pub(crate) _channel: Option<CompletionChannel>,
     pub(crate) _ctx: Arc<CtxInner>,
+    /// Completions a [`Completions`] took from the ring but was dropped before lending.
+    stash: Stash,
+}
+
+/// Completions taken from the ring and not yet handed out (a [`Completions`] dropped before its
+/// end): the next poll of any kind hands them out first, oldest first, so none is lost.
+#[derive(Debug, Default)]
+struct Stash {
+    /// Whether `items` may hold any: the polls' one check (a relaxed load) on their fast path.
+    any: AtomicBool,
+    items: Mutex<VecDeque<TimestampedCompletion>>,
+}
+
+impl Stash {
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        !self.any.load(Ordering::Relaxed)
+    }
+
+    /// Puts `items` back in front: they were taken before anything still stashed was handed out.
+    fn put_back(&self, items: &[TimestampedCompletion]) {
+        let mut q = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        for c in items.iter().rev() {
+            q.push_front(*c);
+        }
+        self.any.store(true, Ordering::Relaxed);
+    }
+
+    /// Takes up to `out.len()` stashed completions, oldest first; how many.
+    #[cold]
+    fn take<C>(&self, out: &mut [C], make: impl Fn(TimestampedCompletion) -> C) -> usize {
+        let mut q = self.items.lock().unwrap_or_else(|p| p.into_inner());
+        let n = out.len().min(q.len());
+        for (o, c) in out.iter_mut().zip(q.drain(..n)) {
+            *o = make(c);
+        }
+        if q.is_empty() {
+            self.any.store(false, Ordering::Relaxed);
+        }
+        n
+    }
 }
 
 impl Drop for CqInner {
@@ -100,6 +143,7 @@ impl<'ctx> CompletionQueue<'ctx> {
             event_key,
             _channel: channel.cloned(),
             _ctx: Arc::clone(inner),
+            stash: Stash::default(),
         });
         inner.cq_events.insert(event_key, id, &cq);
         Ok(CompletionQueue {
@@ -115,6 +159,10 @@ impl<'ctx> CompletionQueue<'ctx> {
     /// `qp_num` are meaningful.
     #[inline]
     pub fn poll<'c>(&self, completions: &'c mut [ibv_wc]) -> io::Result<&'c mut [ibv_wc]> {
+        if !self.inner.stash.is_empty() {
+            let n = self.inner.stash.take(completions, |c| ibv_wc::from(c.wc));
+            return Ok(&mut completions[..n]);
+        }
         let n = self.inner.imp.poll(completions)?;
         Ok(&mut completions[..n])
     }
@@ -133,6 +181,10 @@ impl<'ctx> CompletionQueue<'ctx> {
                 what: "the completion queue was created without timestamps".into(),
             }
             .into());
+        }
+        if !self.inner.stash.is_empty() {
+            let n = self.inner.stash.take(completions, TimestampedWc::from);
+            return Ok(&mut completions[..n]);
         }
         let n = self.inner.imp.poll_timestamped(completions)?;
         Ok(&mut completions[..n])
@@ -243,7 +295,9 @@ impl CompletionQueue<'_> {
     #[inline]
     pub fn start_poll(&self) -> io::Result<Option<Completions<'_>>> {
         let mut buf = [TimestampedCompletion::default(); LENT];
-        let n = if self.inner.timestamps {
+        let n = if !self.inner.stash.is_empty() {
+            self.inner.stash.take(&mut buf, |c| c)
+        } else if self.inner.timestamps {
             self.inner.imp.poll_timestamped(&mut buf)?
         } else {
             self.inner.imp.poll(&mut buf)?
@@ -253,19 +307,32 @@ impl CompletionQueue<'_> {
             n: n as u8,
             next: 0,
             timestamps: self.inner.timestamps,
-            _cq: PhantomData,
+            cq: &self.inner,
         }))
     }
 }
 
 /// The completions one [`CompletionQueue::start_poll`] took, oldest first: a lending iterator
 /// ([`Completions::next`]; each [`Completion`] borrows it, so it cannot be an [`Iterator`]).
+/// Dropped before its end, it gives the completions not yet seen back to the queue: the next poll
+/// hands them out first (a `Completions` leaked with `mem::forget` loses them).
+#[must_use = "the completions are read with `next`"]
 pub struct Completions<'cq> {
     buf: [TimestampedCompletion; LENT],
     n: u8,
     next: u8,
     timestamps: bool,
-    _cq: PhantomData<&'cq CqInner>,
+    cq: &'cq CqInner,
+}
+
+impl Drop for Completions<'_> {
+    /// The completions not yet seen go back to the queue (its stash), for the next poll.
+    fn drop(&mut self) {
+        let (next, n) = (usize::from(self.next), usize::from(self.n));
+        if next < n {
+            self.cq.stash.put_back(&self.buf[next..n]);
+        }
+    }
 }
 
 impl std::fmt::Debug for Completions<'_> {

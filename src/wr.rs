@@ -149,6 +149,13 @@ impl<'a> SendRequest<'a> {
         self
     }
 
+    /// This RDMA WRITE with 32 bits of immediate data (host order), inline or not.
+    pub(crate) fn with_write_imm(mut self, imm: u32) -> SendRequest<'a> {
+        self.wr.opcode = opcode::RDMA_WRITE_WITH_IMM;
+        self.wr.imm_or_inv = imm.to_be();
+        self
+    }
+
     fn ud(mut self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> SendRequest<'a> {
         self.wr.ud = Some(dwr::UdDest {
             remote_qpn,
@@ -410,8 +417,12 @@ impl<'a> ReceiveRequest<'a> {
     }
 }
 
-/// A post that stopped: the requests before `index` were posted, the one at `index` and those after
-/// it were not (`ibv_post_send`'s `bad_wr`).
+/// A post that stopped (`ibv_post_send`'s `bad_wr`). From `post_send_list` and
+/// `post_receive_list`: the requests before `index` were posted, the one at `index` and those
+/// after it were not. From a batch's `submit` ([`crate::SendBatch`], [`crate::RecvBatch`]), all
+/// or nothing: none was posted, `index` names the one refused; except `index` equal to the
+/// batch's length, which says every request was posted and only the doorbell failed (see
+/// [`crate::SendBatch::submit`]).
 #[derive(Debug)]
 pub struct PostFailure {
     /// The first request not posted.

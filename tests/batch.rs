@@ -293,3 +293,134 @@ fn the_lending_poll_takes_many_completions_in_turns() {
         assert_eq!(&dst[i * 8..i * 8 + 8], d);
     }
 }
+
+#[test]
+fn completions_not_seen_go_back_to_the_queue() {
+    let Some(dev) = any_device("completions_not_seen_go_back_to_the_queue") else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(64, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let (mut a, _b) = connect(&pd, &cq, 16);
+    let dst = pd.allocate::<u8>(64).unwrap();
+    let mut batch = a.start_send();
+    for i in 0..6u64 {
+        batch
+            .signaled()
+            .write_inline(i, b"x", dst.remote().offset(i).unwrap());
+    }
+    // SAFETY: inline data needs nothing; `dst` outlives the writes.
+    unsafe { batch.submit() }.unwrap();
+    // Wait until all six are there (each write lands after the one before), taking none.
+    assert_eq!(dst.wait_for(5, |b| b == b'x', Some(DEADLINE)), Some(b'x'));
+    let mut got = Vec::new();
+    let deadline = Instant::now() + DEADLINE;
+    while got.is_empty() {
+        if let Some(mut cs) = cq.start_poll().unwrap() {
+            got.push(cs.next().unwrap().wr_id());
+            // Dropped with the others unseen: they go back.
+        }
+        assert!(Instant::now() < deadline, "no completion");
+    }
+    // The next lending poll, then 0.9.2's poll, hand out the rest, in order, each once.
+    let mut wc = [uverbs::ibv_wc::default(); 2];
+    while got.len() < 6 {
+        if got.len() == 2 {
+            let n = cq.poll(&mut wc).unwrap().len();
+            got.extend(wc[..n].iter().map(|w| w.wr_id()));
+        } else if let Some(mut cs) = cq.start_poll().unwrap() {
+            got.push(cs.next().unwrap().wr_id());
+        }
+        assert!(Instant::now() < deadline, "lost completions: {got:?}");
+    }
+    assert_eq!(got, (0..6).collect::<Vec<_>>());
+    assert!(cq.start_poll().unwrap().is_none());
+}
+
+#[test]
+fn the_lending_poll_reads_completion_timestamps() {
+    let Some(dev) = any_device("the_lending_poll_reads_completion_timestamps") else {
+        return;
+    };
+    let ctx = dev.open();
+    if !ctx.supports(uverbs::Capability::CompletionTimestamps) {
+        eprintln!("SKIPPED: {} has no completion timestamps", dev.name());
+        return;
+    }
+    let cq = ctx
+        .create_cq_ex(&uverbs::CqAttr {
+            min_entries: 16,
+            timestamps: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let plain = ctx.create_cq(16, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let (mut a, _b) = connect(&pd, &cq, 16);
+    let dst = pd.allocate::<u8>(8).unwrap();
+    let mut batch = a.start_send();
+    batch.signaled().write_inline(1, b"a", dst.remote());
+    batch.signaled().write_inline(2, b"b", dst.remote());
+    // SAFETY: inline data needs nothing.
+    unsafe { batch.submit() }.unwrap();
+    let mut stamps = Vec::new();
+    let deadline = Instant::now() + DEADLINE;
+    while stamps.len() < 2 {
+        if let Some(mut cs) = cq.start_poll().unwrap() {
+            while let Some(c) = cs.next() {
+                assert!(c.is_success());
+                stamps.push(c.timestamp().expect("a timestamped queue's completion"));
+            }
+        }
+        assert!(Instant::now() < deadline);
+    }
+    assert!(stamps[0] > 0 && stamps[1] >= stamps[0], "{stamps:?}");
+    // A queue without timestamps gives none.
+    let (mut c, _d) = connect(&pd, &plain, 4);
+    let mut batch = c.start_send();
+    batch.signaled().write_inline(3, b"c", dst.remote());
+    // SAFETY: as above.
+    unsafe { batch.submit() }.unwrap();
+    let mut seen = None;
+    while seen.is_none() {
+        if let Some(mut cs) = plain.start_poll().unwrap() {
+            seen = cs.next().map(|c| c.timestamp());
+        }
+        assert!(Instant::now() < deadline);
+    }
+    assert_eq!(seen, Some(None));
+}
+
+#[test]
+fn a_refused_receive_batch_posts_nothing() {
+    let Some(dev) = any_device("a_refused_receive_batch_posts_nothing") else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(64, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let (_a, mut b) = connect(&pd, &cq, 4);
+    let cap = b.caps().max_recv_wr as usize;
+    let recv = pd.allocate::<u8>(64).unwrap();
+    let r = [recv.sge(..).unwrap()];
+    // One more than the queue holds: refused whole.
+    let mut rb = b.start_recv();
+    for i in 0..=cap {
+        rb.recv(i as u64, &r);
+    }
+    // SAFETY: `recv` outlives the receives.
+    let e = unsafe { rb.submit() }.unwrap_err();
+    assert_eq!(e.index, cap, "{e}");
+    assert!(
+        matches!(e.error.uverbs_error(), Some(Error::QueueFull { .. })),
+        "{e}"
+    );
+    // Nothing went in: a full queue's worth still fits.
+    let mut rb = b.start_recv();
+    for i in 0..cap {
+        rb.recv(i as u64, &r);
+    }
+    // SAFETY: as above.
+    unsafe { rb.submit() }.unwrap();
+}

@@ -696,6 +696,18 @@ fn a_batch_of_datagrams_goes_out_whole_or_not_at_all() {
     let none = poll_for(&cq, Duration::from_millis(300));
     assert!(none.is_empty(), "a refused batch sent something: {none:?}");
 
+    // The backend refuses one (more inline data than the queue pair takes): the datagram before
+    // it is not sent either.
+    let long = vec![7u8; a.caps().max_inline_data as usize + 1];
+    let mut batch = a.start_send();
+    batch.to(&ah, bq, QKEY).signaled().send(13, &small);
+    batch.to(&ah, bq, QKEY).signaled().send_inline(14, &long);
+    // SAFETY: as above.
+    let e = unsafe { batch.submit() }.unwrap_err();
+    assert_eq!(e.index, 1);
+    assert_invalid_argument(&e.error);
+    assert!(poll_for(&cq, Duration::from_millis(300)).is_empty());
+
     // A datagram without a destination is refused too (UD needs one).
     let mut batch = a.start_send();
     batch.signaled().send(12, &small);

@@ -339,7 +339,8 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
 
     /// Posts send work requests all or nothing (a batch): when one is invalid or finds the queue
     /// full, none is posted and [`PostError::index`] names that one; otherwise the doorbell is
-    /// rung once for all of them.
+    /// rung once for all of them. `index == wrs.len()` is not a refusal: every request was
+    /// posted and only the doorbell failed (a backend whose doorbell is a system call).
     ///
     /// # Safety
     /// As [`QpBackend::post_send`].
@@ -355,6 +356,16 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
     /// The device writes the entries' memory until each receive completes: nothing may access or
     /// free it before the completion has been polled.
     unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError>;
+
+    /// Posts receive work requests all or nothing (a batch), as
+    /// [`QpBackend::post_send_batch`] does.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recv`].
+    unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError>;

@@ -321,6 +321,19 @@ impl QueuePair<'_> {
         .map_err(PostFailure::from)
     }
 
+    /// A [`RecvBatch`]'s post: all or nothing.
+    ///
+    /// # Safety
+    /// As [`QueuePair::post_receive_list`].
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn post_recv_batch(
+        &self,
+        requests: &[ReceiveRequest<'_>],
+    ) -> Result<(), PostFailure> {
+        // SAFETY: the requests' memory is covered by this function's contract.
+        unsafe { self.inner.imp.post_recv_batch(requests) }.map_err(PostFailure::from)
+    }
+
     /// `post_send_list` for datagrams and window binds, which the API checks first.
     ///
     /// # Safety

@@ -661,6 +661,68 @@ impl Mlx5Qp {
         self.bfreg
     }
 
+    /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recv`].
+    #[inline(always)]
+    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        if self.shared.srq.is_some() {
+            return Err(PostError {
+                index: 0,
+                error: Error::InvalidArgument {
+                    verb: Verb::PostRecv,
+                    what: "the queue pair has no receive queue (it takes its receives from a \
+                           shared receive queue: post them there)"
+                        .into(),
+                },
+            });
+        }
+        let current = self.state();
+        if current == state::RESET {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostRecv,
+                    state: current,
+                    needed: "INIT or later",
+                },
+            });
+        }
+        let Some(mut rq) = self.shared.rq() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::QueueFull {
+                    verb: Verb::PostRecv,
+                    capacity: 0,
+                },
+            });
+        };
+        let mut result = Ok(());
+        let mut posted = 0;
+        let head = rq.head;
+        for (index, wr) in wrs.iter().enumerate() {
+            if let Err(error) = rq.post(wr.as_ref()) {
+                result = Err(PostError { index, error });
+                break;
+            }
+            posted += 1;
+        }
+        if ALL && result.is_err() {
+            // All or nothing: the WQEs written past the published head are free again.
+            rq.head = head;
+            posted = 0;
+        }
+        if posted > 0 {
+            barrier::udma_to_device_barrier();
+            self.shared.dbrec.store(RCV_DBR, U32::new(rq.head & 0xffff));
+        }
+        result
+    }
+
     /// Posts send requests: stops at the first refused, or (`ALL`) undoes those before it too.
     ///
     /// # Safety
@@ -855,51 +917,22 @@ impl QpBackend for Mlx5Qp {
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        if self.shared.srq.is_some() {
-            return Err(PostError {
-                index: 0,
-                error: Error::InvalidArgument {
-                    verb: Verb::PostRecv,
-                    what: "the queue pair has no receive queue (it takes its receives from a \
-                           shared receive queue: post them there)"
-                        .into(),
-                },
-            });
-        }
-        let current = self.state();
-        if current == state::RESET {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostRecv,
-                    state: current,
-                    needed: "INIT or later",
-                },
-            });
-        }
-        let Some(mut rq) = self.shared.rq() else {
-            return Err(PostError {
-                index: 0,
-                error: Error::QueueFull {
-                    verb: Verb::PostRecv,
-                    capacity: 0,
-                },
-            });
-        };
-        let mut result = Ok(());
-        let mut posted = 0;
-        for (index, wr) in wrs.iter().enumerate() {
-            if let Err(error) = rq.post(wr.as_ref()) {
-                result = Err(PostError { index, error });
-                break;
-            }
-            posted += 1;
-        }
-        if posted > 0 {
-            barrier::udma_to_device_barrier();
-            self.shared.dbrec.store(RCV_DBR, U32::new(rq.head & 0xffff));
-        }
-        result
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_recvs::<false, W>(wrs) }
+    }
+
+    /// [`QpBackend::post_recv`], all or nothing: a refused request puts the receive queue's head
+    /// back, before the doorbell record names any of them.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recv`].
+    #[inline]
+    unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_recvs::<true, W>(wrs) }
     }
 }
 

@@ -821,15 +821,27 @@ impl<B: AsRef<[u8]>> SendQueue<B> {
     }
 
     /// Forgets the requests posted since `mark` (a batch refused part way, which posts nothing):
-    /// their blocks are free again and no doorbell will name them. Only before the doorbell that
-    /// would cover them: the device reads no block past the doorbell record, so it never saw them.
+    /// their blocks are free again and no doorbell will name them, and their slots can never be
+    /// retired (a CQE naming one of their indexes is refused as one naming nothing outstanding).
+    /// Only before the doorbell that would cover them, as the device reads no block past the
+    /// doorbell record and so never saw them: a rollback over requests a doorbell covered panics.
     #[inline]
     pub fn rollback(&mut self, mark: SqMark) {
-        debug_assert!(
-            self.pending >= mark.pending
-                && self.head.wrapping_sub(mark.head) == self.pending - mark.pending,
-            "a rollback past a doorbell"
+        let undone = self.head.wrapping_sub(mark.head);
+        assert!(
+            self.pending >= mark.pending && undone == self.pending - mark.pending,
+            "a rollback over requests a doorbell already covered"
         );
+        // Each undone WQE's slot is at its first block; the next starts where it ended. A dead
+        // slot has a sequence number before the oldest outstanding one, which `retire` refuses.
+        let dead = self.tail.wrapping_sub(1);
+        let mut at = mark.cur_post;
+        for _ in 0..undone {
+            let slot = &mut self.slots[(at & (self.wqe_cnt - 1)) as usize];
+            at = slot.end;
+            slot.seq = dead;
+        }
+        debug_assert_eq!(at, self.cur_post);
         self.cur_post = mark.cur_post;
         self.head = mark.head;
         self.pending = mark.pending;
@@ -946,6 +958,45 @@ mod tests {
         );
         assert_eq!(sq.retire(first.index).map(|r| r.wr_id), Some(1));
         assert_eq!(sq.retire(next.index).map(|r| r.wr_id), Some(9));
+    }
+
+    /// Found by review: `rollback` left the undone requests' slots as they were, so once later
+    /// posts moved the head past their sequence numbers, a (corrupt) CQE naming an undone WQE's
+    /// index retired a request never posted and put the block tail past the producer (the free
+    /// space then underflowed). The undone slots are dead now.
+    #[test]
+    fn rolled_back_slots_are_never_retired() {
+        let mut ring = vec![0u8; 64 * 16];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+        let one = [sge(8, 0)];
+        let eight = [sge(8, 0); 8];
+        let five = [sge(8, 0); 5];
+        let mark = sq.mark();
+        let big = sq.post(&SendWr::send(1, &eight), None).unwrap();
+        assert_eq!(big.bbs, 3);
+        let undone = sq.post(&SendWr::send(2, &one), None).unwrap();
+        assert_eq!(undone.index, 3);
+        sq.rollback(mark);
+        let a = sq.post(&SendWr::send(3, &five), None).unwrap();
+        let b = sq.post(&SendWr::send(4, &one), None).unwrap();
+        assert_eq!((a.index, a.bbs, b.index), (0, 2, 2));
+        assert_eq!(sq.retire(undone.index), None, "an undone request retired");
+        assert_eq!(sq.retire(b.index).map(|r| r.wr_id), Some(4));
+        assert_eq!(sq.free_blocks(), 16);
+    }
+
+    #[test]
+    #[should_panic(expected = "a rollback over requests a doorbell already covered")]
+    fn no_rollback_past_a_doorbell() {
+        let mut ring = vec![0u8; 64 * 8];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+        let mark = sq.mark();
+        sq.post(&SendWr::send(1, &[sge(8, 0)]), None).unwrap();
+        let mut dbrec = DoorbellRecord::default();
+        let mut bf = BlueFlameReg::new(512);
+        let mut uar = Uar::default();
+        assert_eq!(sq.ring_doorbell(&mut dbrec, &mut bf, &mut uar), 1);
+        sq.rollback(mark);
     }
 
     #[test]

@@ -81,6 +81,54 @@ const fn fast_ops(qp_type: u8) -> u32 {
 }
 
 impl RxeQp {
+    /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recv`].
+    #[inline(always)]
+    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        let current = self.state();
+        let Some(q) = self.rq.as_ref() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::InvalidArgument {
+                    verb: Verb::PostRecv,
+                    what: "the queue pair has no receive queue (it takes its receives from a \
+                           shared receive queue: post them there)"
+                        .into(),
+                },
+            });
+        };
+        if current == state::RESET {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostRecv,
+                    state: current,
+                    needed: "INIT or later",
+                },
+            });
+        }
+        let posted = {
+            let _guard = self.rq_lock.lock();
+            // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
+            // contract is this function's.
+            unsafe {
+                super::queue::post_recv_wqes::<ALL, W>(q, self.max_recv_sge, Verb::PostRecv, wrs)
+            }
+        };
+        if current == state::ERR && !(ALL && posted.is_err()) {
+            // rxe flushes the receive ring only when its responder runs, which a move to ERR
+            // schedules once: receives posted after that would never complete. Verbs require them
+            // to be flushed, so ask again (a modify to ERR from ERR only reschedules the flush).
+            self.reflush(wrs.len(), &posted)?;
+        }
+        posted
+    }
+
     /// Creates a queue pair and maps its rings (the receive ring first, as rdma-core does).
     pub fn create(ctx: &Arc<Ucontext>, init: &QpInit) -> Result<RxeQp> {
         let mut resp = uapi::rxe_create_qp_resp::new_zeroed();
@@ -513,41 +561,22 @@ impl QpBackend for RxeQp {
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        let current = self.state();
-        let Some(q) = self.rq.as_ref() else {
-            return Err(PostError {
-                index: 0,
-                error: Error::InvalidArgument {
-                    verb: Verb::PostRecv,
-                    what: "the queue pair has no receive queue (it takes its receives from a \
-                           shared receive queue: post them there)"
-                        .into(),
-                },
-            });
-        };
-        if current == state::RESET {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostRecv,
-                    state: current,
-                    needed: "INIT or later",
-                },
-            });
-        }
-        let posted = {
-            let _guard = self.rq_lock.lock();
-            // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
-            // contract is this function's.
-            unsafe { super::queue::post_recv_wqes(q, self.max_recv_sge, Verb::PostRecv, wrs) }
-        };
-        if current == state::ERR {
-            // rxe flushes the receive ring only when its responder runs, which a move to ERR
-            // schedules once: receives posted after that would never complete. Verbs require them
-            // to be flushed, so ask again (a modify to ERR from ERR only reschedules the flush).
-            self.reflush(wrs.len(), &posted)?;
-        }
-        posted
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_recvs::<false, W>(wrs) }
+    }
+
+    /// [`QpBackend::post_recv`], all or nothing: the producer index is published only when every
+    /// request went in.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recv`].
+    #[inline]
+    unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_recvs::<true, W>(wrs) }
     }
 }
 

@@ -183,12 +183,13 @@ impl Queue {
 
 /// Writes receive work requests into a receive ring (a queue pair's RQ or an SRQ) and publishes the
 /// producer index once: the body of both posts. The caller serialises producers on `q`. Stops at the
-/// first request that finds the ring full or is invalid; those before it are posted.
+/// first request that finds the ring full or is invalid; those before it are posted, or with `ALL`
+/// (a batch) none is.
 ///
 /// # Safety
 /// `q` must be a receive ring mapped with room for `max_sge` entries per slot; the device writes each
 /// entry's memory until its completion (the callers' contract).
-pub(crate) unsafe fn post_recv_wqes<'a, W: AsRef<crate::wr::RecvWr<'a>>>(
+pub(crate) unsafe fn post_recv_wqes<'a, const ALL: bool, W: AsRef<crate::wr::RecvWr<'a>>>(
     q: &Queue,
     max_sge: u32,
     verb: Verb,
@@ -249,6 +250,10 @@ pub(crate) unsafe fn post_recv_wqes<'a, W: AsRef<crate::wr::RecvWr<'a>>>(
         }
         producer = q.next(producer);
         posted += 1;
+    }
+    if ALL && result.is_err() {
+        // All or nothing: the slots written stay free, as nothing was published.
+        posted = 0;
     }
     if posted > 0 {
         q.publish_producer(producer);

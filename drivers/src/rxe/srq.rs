@@ -151,7 +151,12 @@ impl SrqBackend for RxeSrq {
         // SAFETY: the SRQ ring was mapped for max_sge entries per slot; the memory contract is this
         // function's.
         unsafe {
-            super::queue::post_recv_wqes(&self.queue, self.created.max_sge, Verb::PostSrqRecv, wrs)
+            super::queue::post_recv_wqes::<false, W>(
+                &self.queue,
+                self.created.max_sge,
+                Verb::PostSrqRecv,
+                wrs,
+            )
         }
     }
 }

@@ -157,4 +157,17 @@ impl QpBackend for Qp {
         // SAFETY: the same contract, passed on.
         dispatch!(Qp, self, qp => unsafe { QpBackend::post_recv(qp, wrs) })
     }
+
+    /// Posts receive work requests all or nothing ([`QpBackend::post_recv_batch`]).
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recv`].
+    #[inline]
+    unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        dispatch!(Qp, self, qp => unsafe { QpBackend::post_recv_batch(qp, wrs) })
+    }
 }
