@@ -692,6 +692,21 @@ mod tests {
     }
 
     #[test]
+    fn batch_option() {
+        assert!(!parse_str(Test::SendBw, "").unwrap().batch);
+        let p = parse_str(Test::SendBw, "--batch -l 8 -n 64 h").unwrap();
+        assert!(p.batch);
+        assert_eq!(p.post_list, 8);
+        assert!(parse_str(Test::ReadBw, "--batch").unwrap().batch);
+        assert_eq!(
+            parse_str(Test::SendLat, "--batch").unwrap_err(),
+            Stop::Error("--batch is supported in BW tests only".into())
+        );
+        assert!(usage(Test::WriteBw).contains("--batch"));
+        assert!(!usage(Test::WriteLat).contains("--batch"));
+    }
+
+    #[test]
     fn rdma_cm_options() {
         let p = parse_str(Test::ReadBw, "-R -n 200 10.0.0.1").unwrap();
         assert!(p.rdma_cm && p.comm_rdma_cm);
