@@ -13,7 +13,8 @@ latency distributions of both stacks (DIR/latency.svg).
 
 The instruction measure (alone with --instructions-only): the userspace instructions per message
 that each stack executes to post and poll 64-byte sends (`send_bw` client, post lists of 1, 8 and
-32 requests per post call), counted with callgrind, and the write(2) system calls per message (the
+32 requests per post call; uverbs twice, through `post_send_list` and through the batch API,
+`uverbs send-bw --batch`: stack `uverbs-batch`), counted with callgrind, and the write(2) system calls per message (the
 doorbell), counted with strace; both differential (runs of M and 2M messages, M = 2048, 256 with
 --quick), so that setup and teardown cancel out. Written to DIR/rxe-instr.md and
 DIR/rxe-instr.json (and appended to compare.md); `benches/check` compares the JSON with
@@ -151,6 +152,11 @@ WRITE_FNS = re.compile(r"^(__GI_)?(__libc_write|__write|write)(@.*)?$")
 # `CompletionQueue::poll`, which may be inlined into it.
 UVERBS_POST = "uverbs::qp::QueuePair::post_send_list"
 UVERBS_POLL = "uverbs::perf::poll_once"
+# The same for `uverbs send-bw --batch`: the tool's function that makes one batch, start_send to
+# submit (the requests' values are built before it, as post_send_list's slice is).
+UVERBS_BATCH_POST = "uverbs::perf::bw::post_batch"
+# The uverbs stacks: the function counted as the post call of each.
+UVERBS_POSTS = {"uverbs": UVERBS_POST, "uverbs-batch": UVERBS_BATCH_POST}
 
 
 def instr_messages(quick):
@@ -280,16 +286,17 @@ def rdma_core_figures(cg):
     return out
 
 
-def uverbs_figures(cg):
+def uverbs_figures(cg, post=UVERBS_POST):
     """uverbs' figures from one toggle-collected profile, with rdma_core_figures' key names:
-    post_all/poll_all the inclusive Ir of the calls into post_send_list/poll_once (from the tool's
-    loop), post_calls/poll_calls their number, post_write the calls to libc's write made while
-    collecting (the doorbell, inside post_send_list), total everything collected."""
+    post_all/poll_all the inclusive Ir of the calls into `post` (post_send_list, or the tool's
+    post_batch)/poll_once (from the tool's loop), post_calls/poll_calls their number, post_write
+    the calls to libc's write made while collecting (the doorbell, inside the post call), total
+    everything collected."""
     out = {"total": cg["total"], "post_all": 0, "post_calls": 0, "poll_all": 0, "poll_calls": 0,
            "post_write": 0, "post_write_calls": 0}
     for (co, cf, eo, ef), (calls, ir) in cg["arcs"].items():
         ef, cf = ef or "", cf or ""
-        for side, name in (("post", UVERBS_POST), ("poll", UVERBS_POLL)):
+        for side, name in (("post", post), ("poll", UVERBS_POLL)):
             if ef.startswith(name) and not cf.startswith(name):
                 out[side + "_all"] += ir
                 out[side + "_calls"] += calls
@@ -324,7 +331,7 @@ def measure_once(stack, exe, flags, port, quick):
     Returns (figures, error): the callgrind figures of the stack plus strace's counts."""
     tag = f"{stack}.{os.getpid()}.{port}"
     cg_file, st_file = f"/tmp/callgrind.{tag}.out", f"/tmp/strace.{tag}.out"
-    toggles = [] if stack == "rdma-core" else [f"*{UVERBS_POST}*", f"*{UVERBS_POLL}*"]
+    toggles = [] if stack == "rdma-core" else [f"*{UVERBS_POSTS[stack]}*", f"*{UVERBS_POLL}*"]
     client = (["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg_file}"]
               + [f"--toggle-collect={t}" for t in toggles] + exe + flags)
     # -y: file descriptors with their paths (to tell the doorbell from other writes); every
@@ -339,7 +346,8 @@ def measure_once(stack, exe, flags, port, quick):
         if err:
             return None, "strace run: " + err
         cg = parse_callgrind(cg_file)
-        fig = rdma_core_figures(cg) if stack == "rdma-core" else uverbs_figures(cg)
+        fig = (rdma_core_figures(cg) if stack == "rdma-core"
+               else uverbs_figures(cg, UVERBS_POSTS[stack]))
         fig.update(strace_counts(st_file))
         if not fig["post_calls"] or not fig["doorbells"]:
             return None, (f"no post calls ({fig['post_calls']}) or no doorbell writes "
@@ -362,7 +370,9 @@ def instructions(args):
     rdma-core runs as `ib_send_bw --use_old_post_send` (posting through `ibv_post_send`, i.e. the
     provider's `rxe_post_send`), with every instruction counted; uverbs as `uverbs send-bw`, with
     collection switched on only inside `QueuePair::post_send_list` and the tool's `poll_once`
-    (inclusive of all they call, the libc write wrapper of the doorbell included).
+    (inclusive of all they call, the libc write wrapper of the doorbell included); and uverbs again
+    as `uverbs send-bw --batch` (stack `uverbs-batch`: each post one batch, `start_send`, the
+    requests, `submit`, in the tool's `post_batch`, which is counted instead of `post_send_list`).
 
     Differential: each configuration runs with M and 2M messages and the figure is
     (X(2M) - X(M)) / M, so that setup, connection exchange and teardown cancel out. The post path
@@ -375,7 +385,8 @@ def instructions(args):
     """
     m = instr_messages(args.quick)
     dev = ["-d", "rxe0", "-x", "1", "-F", "-s", "64"]
-    exes = {"rdma-core": ["ib_send_bw", "--use_old_post_send"], "uverbs": [UVERBS, "send-bw"]}
+    exes = {"rdma-core": ["ib_send_bw", "--use_old_post_send"], "uverbs": [UVERBS, "send-bw"],
+            "uverbs-batch": [UVERBS, "send-bw", "--batch"]}
     out = {"messages": [m, 2 * m], "lists": list(INSTR_LISTS), "stacks": {}}
     missing = [t for t in ("valgrind", "strace", "ib_send_bw") if not shutil.which(t)]
     if missing:
@@ -479,18 +490,21 @@ def instr_tables(instr):
         "",
         "| post list | rdma-core: librxe only | rdma-core: librxe + write wrapper "
         "| rdma-core: librxe + all it calls | uverbs (all it calls) | uverbs / rdma-core "
-        "| write(2)/msg rdma-core | write(2)/msg uverbs |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| uverbs batch | uverbs batch / rdma-core "
+        "| write(2)/msg rdma-core | write(2)/msg uverbs | write(2)/msg uverbs batch |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in lists:
         p = fig("rdma-core", n, "post_instructions_per_message")
         u = fig("uverbs", n, "post_instructions_per_message")
+        b = fig("uverbs-batch", n, "post_instructions_per_message")
         lines.append(row(n, [
             f(fig("rdma-core", n, "post_provider_only_per_message")),
             f(fig("rdma-core", n, "post_provider_and_write_wrapper_per_message")),
-            f(p), f(u), ratio(u, p),
+            f(p), f(u), ratio(u, p), f(b), ratio(b, p),
             f(fig("rdma-core", n, "syscalls_per_message"), 3),
-            f(fig("uverbs", n, "syscalls_per_message"), 3)]))
+            f(fig("uverbs", n, "syscalls_per_message"), 3),
+            f(fig("uverbs-batch", n, "syscalls_per_message"), 3)]))
     lines += [
         "",
         "**Post + poll** (same runs): per message, with the polls made (empty ones while the send "
@@ -498,15 +512,16 @@ def instr_tables(instr):
         "to run):",
         "",
         "| post list | rdma-core: librxe only | rdma-core: librxe + all it calls | uverbs "
-        "| uverbs / rdma-core | polls/msg rdma-core | polls/msg uverbs "
+        "| uverbs / rdma-core | uverbs batch | polls/msg rdma-core | polls/msg uverbs "
         "| instr/poll rdma-core | instr/poll uverbs |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in lists:
         p = fig("rdma-core", n, "instructions_per_message")
         u = fig("uverbs", n, "instructions_per_message")
         lines.append(row(n, [
             f(fig("rdma-core", n, "provider_only_per_message")), f(p), f(u), ratio(u, p),
+            f(fig("uverbs-batch", n, "instructions_per_message")),
             f(fig("rdma-core", n, "poll_calls_per_message"), 3),
             f(fig("uverbs", n, "poll_calls_per_message"), 3),
             f(fig("rdma-core", n, "poll_instructions_per_call")),
@@ -515,8 +530,10 @@ def instr_tables(instr):
         "",
         "- rdma-core runs `ib_send_bw --use_old_post_send -l N` (`ibv_post_send` with a list of N, "
         "`ibv_poll_cq`: both inline in verbs.h, calling the rxe provider directly); uverbs runs "
-        "`uverbs send-bw -l N` (one `post_send_list` call with N requests). Neither count includes "
-        "the tool's own loop.",
+        "`uverbs send-bw -l N` (one `post_send_list` call with N requests) and, for *uverbs batch*, "
+        "`uverbs send-bw --batch -l N` (one batch of N requests per post: `start_send`, the "
+        "requests, `submit`, counted in the tool's `post_batch`; the polls as without `--batch`). "
+        "None of the counts includes the tool's own loop.",
         "- *librxe only*: instructions executed inside rdma-core's rxe provider library, nothing "
         "it calls. *+ write wrapper*: plus libc's `write` wrapper of its doorbell. *+ all it "
         "calls*: the calls into the provider, inclusive (also `pthread_spin_lock`/`unlock`, "
@@ -528,7 +545,7 @@ def instr_tables(instr):
         "per message, by name (the tools' own included, e.g. clock reads):",
     ]
     for n in lists:
-        for s in ("rdma-core", "uverbs"):
+        for s in ("rdma-core", "uverbs", "uverbs-batch"):
             by = st.get(s, {}).get(str(n), {}).get("syscalls_by_name_per_message")
             if by:
                 lines.append(f"  `-l {n}` {s}: " + ", ".join(
@@ -541,13 +558,16 @@ def instr_write(instr, meta, outdir):
     syscalls_per_message and the breakdown) and DIR/rxe-instr.md; returns the markdown lines."""
     lines = instr_tables(instr)
     doc = {"benchmark": "rxe-instr", **meta, **instr}
-    ratios = {}
+    ratios, batch_ratios = {}, {}
     for n in instr.get("lists", []):
         for key in ("post_instructions_per_message", "instructions_per_message"):
             p = instr["stacks"].get("rdma-core", {}).get(str(n), {}).get(key)
             u = instr["stacks"].get("uverbs", {}).get(str(n), {}).get(key)
+            b = instr["stacks"].get("uverbs-batch", {}).get(str(n), {}).get(key)
             ratios.setdefault(str(n), {})[key] = u / p if p and u else None
+            batch_ratios.setdefault(str(n), {})[key] = b / p if p and b else None
     doc["ratio_uverbs_to_rdma_core"] = ratios
+    doc["ratio_uverbs_batch_to_rdma_core"] = batch_ratios
     doc["keys"] = {
         "post_instructions_per_message": "the post call, inclusive of all it calls "
             "(rdma-core: every call into the provider's post side; deterministic)",
@@ -721,7 +741,7 @@ def host(args):
     # perftest itself sometimes cannot produce a report under emulation (its CPU-frequency
     # estimate fails): that is reported above but fails the run only for uverbs.
     return 1 if any(e["stack"] == "uverbs" for e in errors) or any(
-        e.startswith("uverbs ") for e in instr_errs) else 0
+        e.startswith(("uverbs ", "uverbs-batch ")) for e in instr_errs) else 0
 
 
 def main():

@@ -1,10 +1,12 @@
 /*
  * The real provider path on the mlx5 model: rdma-core's own libibverbs and libmlx5 posting with
- * ibv_post_send and polling with ibv_poll_cq, for the third column of benches/mlx5-micro.
+ * ibv_post_send and polling with ibv_poll_cq, for the libmlx5 column of benches/mlx5-micro, and
+ * through the newer interfaces (ibv_wr_* on a queue pair from ibv_create_qp_ex, ibv_start_poll on a
+ * CQ from ibv_create_cq_ex) for its libmlx5_wr column.
  *
  * Run under the preload library (testing/mlx5-preload), which makes the model device mlx5_0:
  *
- *   LD_PRELOAD=.../libuverbs_mlx5_preload.so libmlx5_loop post|poll KIND N
+ *   LD_PRELOAD=.../libuverbs_mlx5_preload.so libmlx5_loop post|poll|wr KIND N
  *
  * One RC queue pair connected to itself over GID index 1 (a UD one for ud_send, sending to
  * itself through an address handle). "post" posts N requests of KIND one at a time through
@@ -18,6 +20,19 @@
  * completions is seen (benches/api_loop.rs computes the same for uverbs' API). The byte count is
  * taken only where ibv_poll_cq defines it for a send queue's completion (RDMA READ, atomics):
  * libmlx5 leaves it as it was for the others.
+ *
+ * "wr" does what "post" does through the ibv_wr_* interface: the queue pair is created with
+ * ibv_create_qp_ex and the kind's send_ops_flags, and each request is one
+ * ibv_wr_start .. (wr_id, wr_flags, the kind's ibv_wr_<op>, ibv_wr_set_sge / _set_inline_data /
+ * _set_ud_addr) .. ibv_wr_complete in post_wr_one() (counted: --toggle-collect=post_wr_one).
+ * "wr poll_cqe N" polls as "poll" does, with the CQ from ibv_create_cq_ex, each completion one
+ * ibv_start_poll .. (wr_id, status, ibv_wc_read_opcode, ibv_wc_read_byte_len) .. ibv_end_poll in
+ * poll_ex_one() (counted: --toggle-collect=poll_ex_one).
+ *
+ * KIND send_batch32 posts 64-byte SENDs 32 at a time, the last of each 32 signaled, and waits for
+ * that one before the next 32: "post" as one ibv_post_send of a linked list of 32 (list built
+ * outside the counted code, counted: post_list32), "wr" as one ibv_wr_start, 32 requests,
+ * one ibv_wr_complete (counted: post_wr32). Per message is the count over N.
  *
  * This file is a test tool of uverbs, not part of any library.
  */
@@ -54,7 +69,9 @@ struct env {
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx; /* "wr" mode: the CQ from ibv_create_cq_ex (cq is its ibv_cq) */
 	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx; /* "wr" mode: the queue pair's ibv_wr_* interface */
 	struct ibv_ah *ah;
 	struct mlx5dv_cq dv;
 	uint32_t ci;
@@ -63,12 +80,24 @@ struct env {
 };
 
 /* The kinds of benches/mlx5-micro. */
-enum kind { SEND, SEND_INLINE32, RDMA_WRITE, RDMA_READ, ATOMIC_CAS, UD_SEND, POLL_CQE };
+enum kind {
+	SEND,
+	SEND_INLINE32,
+	RDMA_WRITE,
+	RDMA_READ,
+	ATOMIC_CAS,
+	UD_SEND,
+	POLL_CQE,
+	SEND_BATCH32
+};
+
+/* Requests per post of send_batch32. */
+#define CHAIN 32
 
 static enum kind kind_of(const char *s)
 {
-	static const char *names[] = { "send", "send_inline32", "rdma_write", "rdma_read",
-				       "atomic_cas", "ud_send", "poll_cqe" };
+	static const char *names[] = { "send",	   "send_inline32", "rdma_write",  "rdma_read",
+				       "atomic_cas", "ud_send",	    "poll_cqe",	   "send_batch32" };
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(s, names[i]))
 			return (enum kind)i;
@@ -82,7 +111,7 @@ static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		die("ibv_modify_qp");
 }
 
-static void setup(struct env *e, int ud)
+static void setup(struct env *e, int ud, int ex)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	if (!list || !list[0])
@@ -97,7 +126,14 @@ static void setup(struct env *e, int ud)
 	e->mr = ibv_reg_mr(e->pd, e->buf, 65536,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_ATOMIC);
-	e->cq = ibv_create_cq(e->ctx, 1024, NULL, e->chan, 0);
+	if (ex) {
+		struct ibv_cq_init_attr_ex ca = { .cqe = 1024, .channel = e->chan,
+						  .wc_flags = IBV_WC_EX_WITH_BYTE_LEN };
+		e->cqx = ibv_create_cq_ex(e->ctx, &ca);
+		e->cq = e->cqx ? ibv_cq_ex_to_cq(e->cqx) : NULL;
+	} else {
+		e->cq = ibv_create_cq(e->ctx, 1024, NULL, e->chan, 0);
+	}
 	if (!e->chan || !e->pd || !e->mr || !e->cq)
 		die("setup");
 	struct mlx5dv_obj obj = { .cq = { .in = e->cq, .out = &e->dv } };
@@ -111,9 +147,30 @@ static void setup(struct env *e, int ud)
 			 .max_recv_sge = 1, .max_inline_data = 64 },
 		.qp_type = ud ? IBV_QPT_UD : IBV_QPT_RC,
 	};
-	e->qp = ibv_create_qp(e->pd, &ia);
-	if (!e->qp)
-		die("ibv_create_qp");
+	if (ex) {
+		struct ibv_qp_init_attr_ex iax = {
+			.send_cq = ia.send_cq,
+			.recv_cq = ia.recv_cq,
+			.cap = ia.cap,
+			.qp_type = ia.qp_type,
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = e->pd,
+			.send_ops_flags = ud ? IBV_QP_EX_WITH_SEND
+					     : IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+						       IBV_QP_EX_WITH_RDMA_READ |
+						       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP,
+		};
+		e->qp = ibv_create_qp_ex(e->ctx, &iax);
+		if (!e->qp)
+			die("ibv_create_qp_ex");
+		e->qpx = ibv_qp_to_qp_ex(e->qp);
+		if (!e->qpx)
+			die("ibv_qp_to_qp_ex");
+	} else {
+		e->qp = ibv_create_qp(e->pd, &ia);
+		if (!e->qp)
+			die("ibv_create_qp");
+	}
 	union ibv_gid gid;
 	if (ibv_query_gid(e->ctx, 1, GID_INDEX, &gid))
 		die("ibv_query_gid");
@@ -188,6 +245,7 @@ static void fill(struct env *e, enum kind k, uint64_t id, int signaled, struct i
 	switch (k) {
 	case SEND:
 	case POLL_CQE:
+	case SEND_BATCH32:
 		w->opcode = IBV_WR_SEND;
 		break;
 	case SEND_INLINE32:
@@ -228,6 +286,87 @@ __attribute__((noinline)) int post_one(struct ibv_qp *qp, struct ibv_send_wr *w)
 __attribute__((noinline)) int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	return ibv_poll_cq(cq, 1, wc);
+}
+
+/* What post_wr_one() reads of a request (set outside the counted code, as fill() is). */
+struct req {
+	enum kind kind;
+	uint32_t lkey, rkey, qpn;
+	uint64_t addr, raddr;
+	struct ibv_ah *ah;
+};
+
+/* Counted by callgrind: one request through the ibv_wr_* interface, start to complete. */
+__attribute__((noinline)) int post_wr_one(struct ibv_qp_ex *qpx, const struct req *r, uint64_t id,
+					  int signaled)
+{
+	ibv_wr_start(qpx);
+	qpx->wr_id = id;
+	qpx->wr_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	switch (r->kind) {
+	case SEND_INLINE32:
+		ibv_wr_send(qpx);
+		ibv_wr_set_inline_data(qpx, (void *)(uintptr_t)r->addr, 32);
+		break;
+	case RDMA_WRITE:
+		ibv_wr_rdma_write(qpx, r->rkey, r->raddr);
+		ibv_wr_set_sge(qpx, r->lkey, r->addr, 64);
+		break;
+	case RDMA_READ:
+		ibv_wr_rdma_read(qpx, r->rkey, r->raddr);
+		ibv_wr_set_sge(qpx, r->lkey, r->addr, 64);
+		break;
+	case ATOMIC_CAS:
+		ibv_wr_atomic_cmp_swp(qpx, r->rkey, r->raddr, 0, 0);
+		ibv_wr_set_sge(qpx, r->lkey, r->addr, 8);
+		break;
+	case UD_SEND:
+		ibv_wr_send(qpx);
+		ibv_wr_set_ud_addr(qpx, r->ah, r->qpn, QKEY);
+		ibv_wr_set_sge(qpx, r->lkey, r->addr, 64);
+		break;
+	default: /* SEND */
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, r->lkey, r->addr, 64);
+		break;
+	}
+	return ibv_wr_complete(qpx);
+}
+
+/* Counted by callgrind: one ibv_post_send of a linked list of CHAIN requests. */
+__attribute__((noinline)) int post_list32(struct ibv_qp *qp, struct ibv_send_wr *w)
+{
+	struct ibv_send_wr *bad;
+	return ibv_post_send(qp, w, &bad);
+}
+
+/* Counted by callgrind: CHAIN 64-byte SENDs (ids id..id+CHAIN-1, the last signaled) in one
+ * ibv_wr_start .. ibv_wr_complete. */
+__attribute__((noinline)) int post_wr32(struct ibv_qp_ex *qpx, const struct req *r, uint64_t id)
+{
+	ibv_wr_start(qpx);
+	for (int j = 0; j < CHAIN; j++) {
+		qpx->wr_id = id + j;
+		qpx->wr_flags = j == CHAIN - 1 ? IBV_SEND_SIGNALED : 0;
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, r->lkey, r->addr, 64);
+	}
+	return ibv_wr_complete(qpx);
+}
+
+/* Counted by callgrind: one completion through the cq_ex interface, ibv_start_poll to
+ * ibv_end_poll, its fields read into wc (those the checksum uses); 1, or 0 if there was none. */
+__attribute__((noinline)) int poll_ex_one(struct ibv_cq_ex *cq, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	if (ibv_start_poll(cq, &attr))
+		return 0;
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->opcode = ibv_wc_read_opcode(cq);
+	wc->byte_len = ibv_wc_read_byte_len(cq);
+	ibv_end_poll(cq);
+	return 1;
 }
 
 /* Whether the CQE at index ci + n - 1 has been written (not counted): the owner bit of the
@@ -271,24 +410,56 @@ static void drain(struct env *e, uint64_t *sum, int want)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s post|poll KIND N\n", argv[0]);
+		fprintf(stderr, "usage: %s post|poll|wr KIND N\n", argv[0]);
 		return 2;
 	}
-	int poll_mode = !strcmp(argv[1], "poll");
+	int wr_mode = !strcmp(argv[1], "wr");
 	enum kind k = kind_of(argv[2]);
+	int poll_mode = !strcmp(argv[1], "poll") || (wr_mode && k == POLL_CQE);
+	if (!poll_mode && !wr_mode && strcmp(argv[1], "post")) {
+		fprintf(stderr, "unknown mode %s\n", argv[1]);
+		return 2;
+	}
 	long n = atol(argv[3]);
 	struct env e = { 0 };
-	setup(&e, k == UD_SEND);
-	int sends = k == SEND || k == SEND_INLINE32 || k == UD_SEND || k == POLL_CQE;
+	setup(&e, k == UD_SEND, wr_mode);
+	int sends = k == SEND || k == SEND_INLINE32 || k == UD_SEND || k == POLL_CQE ||
+		    k == SEND_BATCH32;
 	uint64_t sum = 0;
 	struct ibv_send_wr w;
 	struct ibv_sge s;
-	if (!poll_mode) {
+	struct req r = { .kind = k, .lkey = e.mr->lkey, .rkey = e.mr->rkey,
+			 .qpn = e.qp->qp_num, .addr = (uintptr_t)e.buf,
+			 .raddr = (uintptr_t)e.buf + 16384, .ah = e.ah };
+	if (k == SEND_BATCH32) {
+		struct ibv_send_wr chain[CHAIN];
+		struct ibv_sge sges[CHAIN];
+		for (long i = 0; i < n; i += CHAIN) {
+			post_recvs(&e, CHAIN);
+			if (wr_mode) {
+				if (post_wr32(e.qpx, &r, i))
+					die("ibv_wr_complete");
+			} else {
+				for (int j = 0; j < CHAIN; j++) {
+					fill(&e, k, i + j, j == CHAIN - 1, &chain[j], &sges[j]);
+					chain[j].next = j < CHAIN - 1 ? &chain[j + 1] : NULL;
+				}
+				if (post_list32(e.qp, chain))
+					die("ibv_post_send");
+			}
+			drain(&e, &sum, 1);
+		}
+	} else if (!poll_mode) {
 		for (long i = 0; i < n; i += BATCH) {
 			int m = n - i < BATCH ? n - i : BATCH;
 			if (sends)
 				post_recvs(&e, m);
 			for (int j = 0; j < m; j++) {
+				if (wr_mode) {
+					if (post_wr_one(e.qpx, &r, i + j, j == m - 1))
+						die("ibv_wr_complete");
+					continue;
+				}
 				fill(&e, k, i + j, j == m - 1, &w, &s);
 				if (post_one(e.qp, &w))
 					die("ibv_post_send");
@@ -309,8 +480,9 @@ int main(int argc, char **argv)
 			while (!ready(&e, m))
 				sched_yield();
 			for (int j = 0; j < m; j++) {
-				if (poll_one(e.cq, &wc) != 1 || wc.status != IBV_WC_SUCCESS)
-					die("poll_one");
+				int got = wr_mode ? poll_ex_one(e.cqx, &wc) : poll_one(e.cq, &wc);
+				if (got != 1 || wc.status != IBV_WC_SUCCESS)
+					die(wr_mode ? "poll_ex_one" : "poll_one");
 				e.ci++;
 				sum = add(sum, &wc);
 			}

@@ -30,6 +30,17 @@
 //! `UVERBS_API_LOOP`), with the ratio of the two. Both loops print a checksum of the completions
 //! they took; a difference is reported.
 //!
+//! Two more count the newer interfaces of each on the model: rdma-core's `ibv_wr_*` (a queue pair
+//! from `ibv_create_qp_ex`) and `cq_ex` poll (`ibv_start_poll` .. `ibv_end_poll`), the
+//! `libmlx5_wr` column (`libmlx5_loop wr`), and uverbs' batch API (`QueuePair::start_send` ..
+//! `SendBatch::submit`, one request per batch) and lending poll (`CompletionQueue::start_poll`
+//! with one completion waiting), the `batch` column (`api_loop batch`). A row `send_batch32`
+//! counts, per message, 64-byte SENDs posted 32 at a time by all four (a 32-long `ibv_post_send`
+//! list, 32 requests in one `ibv_wr_start` .. `ibv_wr_complete`, a 32-long `post_send_list`, a
+//! batch of 32). These are printed as a second table with the goals of issue 28, and written as
+//! `libmlx5_wr_instr_per_op` and `batch_instr_per_op` beside `libmlx5_instr_per_op` and
+//! `api_instr_per_op` in every row of the JSON (and its `issue28_goals`).
+//!
 //! Run it with `benches/mlx5-micro [--quick]` at the repository root (or
 //! `cargo bench -p uverbs-drivers --bench mlx5_wqe -- [--quick]`). Options: `--quick` (CI: a
 //! smaller run, under a minute), `--json PATH` (default `target/bench/mlx5-micro.json`),
@@ -586,7 +597,58 @@ struct Row {
     api_ir: Option<(u64, u64)>,
     /// The checksums of those two runs.
     api_sums: Option<(u64, u64)>,
+    /// rdma-core's libmlx5 through its newer interfaces (`ibv_wr_*` on a queue pair from
+    /// `ibv_create_qp_ex`, `ibv_start_poll` on a CQ from `ibv_create_cq_ex`) on the model: Ir of M
+    /// and 2M, and the runs' checksums.
+    libmlx5_wr_ir: Option<(u64, u64)>,
+    libmlx5_wr_sums: Option<(u64, u64)>,
+    /// uverbs' batch API and lending poll (`QueuePair::start_send` .. `SendBatch::submit`,
+    /// `CompletionQueue::start_poll`) on the model: Ir of M and 2M, and the runs' checksums.
+    batch_ir: Option<(u64, u64)>,
+    batch_sums: Option<(u64, u64)>,
 }
+
+impl Row {
+    /// The provider loops' checksums that this row has, by the column's name.
+    fn loop_sums(&self) -> Vec<(&'static str, (u64, u64))> {
+        [
+            ("libmlx5", self.libmlx5_sums),
+            ("libmlx5_wr", self.libmlx5_wr_sums),
+            ("api", self.api_sums),
+            ("batch", self.batch_sums),
+        ]
+        .into_iter()
+        .filter_map(|(name, sums)| sums.map(|s| (name, s)))
+        .collect()
+    }
+}
+
+/// The kind of the provider loops' extra row: 64-byte SENDs posted 32 at a time (one
+/// `ibv_post_send` of a 32-long list, one `ibv_wr_start` .. `ibv_wr_complete` of 32, one
+/// `post_send_list` of 32, one `start_send` .. `submit` of 32), counted per message.
+const BATCH32: &str = "send_batch32";
+/// Messages per post of [`BATCH32`].
+const CHAIN: u64 = 32;
+
+/// The functions callgrind counts in `libmlx5_loop.c`, whatever the mode (each mode calls only its
+/// own, and none calls another).
+const LIBMLX5_TOGGLES: [&str; 6] = [
+    "post_one",
+    "poll_one",
+    "post_wr_one",
+    "poll_ex_one",
+    "post_list32",
+    "post_wr32",
+];
+/// The same in `benches/api_loop.rs`.
+const API_TOGGLES: [&str; 6] = [
+    "*api_loop::post_one*",
+    "*api_loop::poll_one*",
+    "*api_loop::post_batch_one*",
+    "*api_loop::poll_lending_one*",
+    "*api_loop::post_list32*",
+    "*api_loop::post_batch32*",
+];
 
 fn main() {
     if std::env::args().len() == 1 {
@@ -736,29 +798,34 @@ fn api_loop() -> Result<PathBuf, String> {
     }
 }
 
-/// Callgrind's `Ir` of one of the provider loops (`libmlx5_loop`, `api_loop`: `post KIND N` counted
-/// in `toggles[0]`, `poll poll_cqe N` in `toggles[1]`) for every kind, with `m` and `2m`
-/// operations, and the runs' checksums: `((Ir(m), Ir(2m)), (checksum(m), checksum(2m)))`.
+/// Callgrind's `Ir` of one of the provider loops (`libmlx5_loop`, `api_loop`) for every kind of
+/// [`Kind::ALL`] and then [`BATCH32`], with `m` and `2m` operations (messages), and the runs'
+/// checksums: `((Ir(m), Ir(2m)), (checksum(m), checksum(2m)))`. `mode` is the loop's mode for every
+/// kind (`wr`, `batch`: the newer interface), or `None` for the classic calls (`post KIND N`, and
+/// `poll poll_cqe N`). Every run switches collection on in any of `toggles`.
 fn count_loop(
     bin: &Path,
     preload: Option<&Path>,
-    toggles: [&str; 2],
+    toggles: &[&str],
     name: &str,
+    mode: Option<&str>,
     dir: &Path,
     m: u64,
 ) -> Vec<((u64, u64), (u64, u64))> {
     Kind::ALL
         .iter()
+        .map(|kind| kind.name())
+        .chain([BATCH32])
         .map(|kind| {
-            let (how, toggle) = if *kind == Kind::PollCqe {
-                ("poll", toggles[1])
+            let how = mode.unwrap_or(if kind == Kind::PollCqe.name() {
+                "poll"
             } else {
-                ("post", toggles[0])
-            };
+                "post"
+            });
             let run = |n: u64| {
-                let args = [how.to_string(), kind.name().to_string(), n.to_string()];
-                let out = dir.join(format!("{name}.{}.{n}.out", kind.name()));
-                callgrind_ir_of(bin, &args, &out, &[toggle], preload)
+                let args = [how.to_string(), kind.to_string(), n.to_string()];
+                let out = dir.join(format!("{name}.{kind}.{n}.out"));
+                callgrind_ir_of(bin, &args, &out, toggles, preload)
             };
             let (a, b) = (run(m), run(2 * m));
             ((a.0, b.0), (a.1, b.1))
@@ -864,6 +931,168 @@ fn same_work(c_bin: &Path) {
     eprintln!("mlx5-micro: Rust and C leave the same bytes for every kind");
 }
 
+/// One goal of issue 28: `value` (uverbs' instructions) over `anchor` (rdma-core's) at most `limit`.
+struct Goal {
+    what: &'static str,
+    value: Option<f64>,
+    anchor: Option<f64>,
+    limit: f64,
+}
+
+impl Goal {
+    fn ratio(&self) -> Option<f64> {
+        self.value.zip(self.anchor).map(|(v, a)| v / a)
+    }
+
+    fn verdict(&self) -> &'static str {
+        match self.ratio() {
+            Some(r) if r <= self.limit => "met",
+            Some(_) => "NOT met",
+            None => "not counted",
+        }
+    }
+
+    fn json(&self) -> String {
+        let num = |v: Option<f64>| match v {
+            Some(v) if v.is_finite() => format!("{v:.3}"),
+            _ => "null".into(),
+        };
+        format!(
+            "    {{\"goal\": \"{}\", \"uverbs\": {}, \"anchor\": {}, \"ratio\": {}, \
+             \"limit\": {}, \"met\": {}}}",
+            self.what,
+            num(self.value),
+            num(self.anchor),
+            num(self.ratio()),
+            self.limit,
+            match self.ratio() {
+                Some(r) => (r <= self.limit).to_string(),
+                None => "null".into(),
+            }
+        )
+    }
+}
+
+/// Prints the provider loops' table (libmlx5's two interfaces, uverbs' two APIs, per kind and for
+/// [`BATCH32`]) and the goals of issue 28; returns the goals.
+fn provider_table(
+    rows: &[Row],
+    batch32: &Row,
+    per_op: &dyn Fn(Option<(u64, u64)>) -> Option<f64>,
+) -> Vec<Goal> {
+    let fmt = |v: Option<f64>, prec: usize| match v {
+        Some(v) if v.is_finite() => format!("{v:.prec$}"),
+        _ => "n/a".into(),
+    };
+    let min = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    println!();
+    println!(
+        "Provider paths on the model, instr/op (per message for {BATCH32}): libmlx5 = \
+         ibv_post_send / ibv_poll_cq (32: one ibv_post_send of a 32-long list); libmlx5 wr = \
+         ibv_wr_start..ibv_wr_complete of one request / ibv_start_poll..ibv_end_poll of one CQE \
+         (32: 32 requests in one start..complete); API = post_send_list / poll (32: a slice of \
+         32); batch = start_send..submit of one request / start_poll with one completion waiting \
+         (32: 32 requests in one batch)"
+    );
+    println!();
+    println!(
+        "| {:<13} | {:>7} | {:>10} | {:>7} | {:>7} | {:>13} | {:>15} | {:>13} |",
+        "kind",
+        "libmlx5",
+        "libmlx5 wr",
+        "API",
+        "batch",
+        "API/libmlx5",
+        "batch/libmlx5",
+        "batch/cheaper"
+    );
+    println!(
+        "|{}|{}|{}|{}|{}|{}|{}|{}|",
+        "-".repeat(15),
+        "-".repeat(9),
+        "-".repeat(12),
+        "-".repeat(9),
+        "-".repeat(9),
+        "-".repeat(15),
+        "-".repeat(17),
+        "-".repeat(15)
+    );
+    let names = Kind::ALL.iter().map(|k| k.name()).chain([BATCH32]);
+    for (name, row) in names.zip(rows.iter().chain([batch32])) {
+        let (l, lw) = (per_op(row.libmlx5_ir), per_op(row.libmlx5_wr_ir));
+        let (a, b) = (per_op(row.api_ir), per_op(row.batch_ir));
+        let ratio = |x: Option<f64>, y: Option<f64>| x.zip(y).map(|(x, y)| x / y);
+        println!(
+            "| {:<13} | {:>7} | {:>10} | {:>7} | {:>7} | {:>13} | {:>15} | {:>13} |",
+            name,
+            fmt(l, 1),
+            fmt(lw, 1),
+            fmt(a, 1),
+            fmt(b, 1),
+            fmt(ratio(a, l), 2),
+            fmt(ratio(b, l), 2),
+            fmt(ratio(b, min(l, lw)), 2)
+        );
+    }
+    let kind = |k: Kind| &rows[Kind::ALL.iter().position(|x| *x == k).expect("a kind")];
+    let (send, poll) = (kind(Kind::Send), kind(Kind::PollCqe));
+    let sum = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| a + b);
+    let goals = vec![
+        Goal {
+            what: "batch of one SEND + lending poll <= 0.5 x libmlx5 ibv_post_send + ibv_poll_cq",
+            value: sum(per_op(send.batch_ir), per_op(poll.batch_ir)),
+            anchor: sum(per_op(send.libmlx5_ir), per_op(poll.libmlx5_ir)),
+            limit: 0.5,
+        },
+        Goal {
+            what: "batch of one SEND <= 0.8 x the cheaper of ibv_post_send and ibv_wr_*",
+            value: per_op(send.batch_ir),
+            anchor: min(per_op(send.libmlx5_ir), per_op(send.libmlx5_wr_ir)),
+            limit: 0.8,
+        },
+        Goal {
+            what: "lending poll of one CQE <= 0.8 x the cheaper of ibv_poll_cq and cq_ex",
+            value: per_op(poll.batch_ir),
+            anchor: min(per_op(poll.libmlx5_ir), per_op(poll.libmlx5_wr_ir)),
+            limit: 0.8,
+        },
+        Goal {
+            what: "batch of 32 SENDs, per message <= 0.5 x libmlx5 ibv_post_send of a 32-long list",
+            value: per_op(batch32.batch_ir),
+            anchor: per_op(batch32.libmlx5_ir),
+            limit: 0.5,
+        },
+        Goal {
+            what: "batch of 32 SENDs, per message <= 0.7 x libmlx5 ibv_wr_* batch of 32",
+            value: per_op(batch32.batch_ir),
+            anchor: per_op(batch32.libmlx5_wr_ir),
+            limit: 0.7,
+        },
+        Goal {
+            what: "0.9.2 API post_send_list + poll of one SEND <= 0.9 x libmlx5",
+            value: sum(per_op(send.api_ir), per_op(poll.api_ir)),
+            anchor: sum(per_op(send.libmlx5_ir), per_op(poll.libmlx5_ir)),
+            limit: 0.9,
+        },
+    ];
+    println!();
+    println!("goals of issue 28 (instructions, uverbs over rdma-core's libmlx5, on the model):");
+    for g in &goals {
+        println!(
+            "  {}: {} / {} = {} ({})",
+            g.what,
+            fmt(g.value, 1),
+            fmt(g.anchor, 1),
+            fmt(g.ratio(), 2),
+            g.verdict()
+        );
+    }
+    goals
+}
+
 fn drive(opts: Opts) {
     let mode = if opts.quick {
         Mode {
@@ -885,6 +1114,8 @@ fn drive(opts: Opts) {
     same_work(&c_bin);
 
     let mut rows: Vec<Row> = Kind::ALL.iter().map(|_| Row::default()).collect();
+    // The provider loops' row of 32-long posts (no Rust or C loop column).
+    let mut batch32 = Row::default();
     for round in 0..mode.rounds {
         eprintln!("mlx5-micro: timing, round {} of {}", round + 1, mode.rounds);
         for (kind, row) in Kind::ALL.iter().zip(&mut rows) {
@@ -994,17 +1225,25 @@ fn drive(opts: Opts) {
             }
             (false, false) => {}
         }
+        // Each worker: the classic calls, then the newer interface (libmlx5: ibv_wr_* and cq_ex;
+        // uverbs: the batch API and the lending poll).
         let (libmlx5_counts, api_counts) = std::thread::scope(|s| {
             let dir = &dir;
             let l = s.spawn(|| {
                 libmlx5.as_ref().map(|(bin, lib)| {
-                    count_loop(bin, Some(lib), ["post_one", "poll_one"], "libmlx5", dir, m)
+                    let lib = Some(lib.as_path());
+                    (
+                        count_loop(bin, lib, &LIBMLX5_TOGGLES, "libmlx5", None, dir, m),
+                        count_loop(bin, lib, &LIBMLX5_TOGGLES, "libmlx5_wr", Some("wr"), dir, m),
+                    )
                 })
             });
             let a = s.spawn(|| {
                 api.as_ref().ok().map(|bin| {
-                    let toggles = ["*api_loop::post_one*", "*api_loop::poll_one*"];
-                    count_loop(bin, None, toggles, "api", dir, m)
+                    (
+                        count_loop(bin, None, &API_TOGGLES, "api", None, dir, m),
+                        count_loop(bin, None, &API_TOGGLES, "batch", Some("batch"), dir, m),
+                    )
                 })
             });
             (
@@ -1012,12 +1251,15 @@ fn drive(opts: Opts) {
                 a.join().expect("uverbs API callgrind worker"),
             )
         });
-        for (i, row) in rows.iter_mut().enumerate() {
-            if let Some(c) = &libmlx5_counts {
+        // The last of each count is BATCH32's.
+        for (i, row) in rows.iter_mut().chain([&mut batch32]).enumerate() {
+            if let Some((c, wr)) = &libmlx5_counts {
                 (row.libmlx5_ir, row.libmlx5_sums) = (Some(c[i].0), Some(c[i].1));
+                (row.libmlx5_wr_ir, row.libmlx5_wr_sums) = (Some(wr[i].0), Some(wr[i].1));
             }
-            if let Some(c) = &api_counts {
+            if let Some((c, b)) = &api_counts {
                 (row.api_ir, row.api_sums) = (Some(c[i].0), Some(c[i].1));
+                (row.batch_ir, row.batch_sums) = (Some(b[i].0), Some(b[i].1));
             }
         }
         if libmlx5_counts.is_some() || api_counts.is_some() {
@@ -1127,29 +1369,38 @@ fn drive(opts: Opts) {
     );
     let mut json_rows = Vec::new();
     let mut verdicts = Vec::new();
-    // Kinds whose completions differ between libmlx5 and uverbs' API (both on the model).
+    let loop_per_op = |ir: Option<(u64, u64)>| {
+        ir.zip(loops_m)
+            .map(|((a, b), m)| b.saturating_sub(a) as f64 / m as f64)
+    };
+    let ir_json = |ir: Option<(u64, u64)>| match ir {
+        Some((a, b)) => format!("[{a}, {b}]"),
+        None => "null".into(),
+    };
+    let num = |v: Option<f64>| match v {
+        Some(v) if v.is_finite() => format!("{v:.3}"),
+        _ => "null".into(),
+    };
+    // Kinds whose completions differ between the provider loops (all on the model).
     let mut sum_mismatches = Vec::new();
+    let kind_names = Kind::ALL.iter().map(|k| k.name()).chain([BATCH32]);
+    for (name, row) in kind_names.zip(rows.iter().chain([&batch32])) {
+        let sums = row.loop_sums();
+        if sums.iter().any(|(_, s)| *s != sums[0].1) {
+            let each: Vec<String> = sums
+                .iter()
+                .map(|(who, (a, b))| format!("{who} {a:016x}/{b:016x}"))
+                .collect();
+            sum_mismatches.push(format!("{name} ({})", each.join(", ")));
+        }
+    }
     for (kind, row) in Kind::ALL.iter().zip(&rows) {
         let (rn, cn) = (median(&row.rust_ns), median(&row.c_ns));
         let (ri, bi, ci) = (per_op(row.rust_ir), per_op(row.built_ir), per_op(row.c_ir));
-        let loop_per_op = |ir: Option<(u64, u64)>| {
-            ir.zip(loops_m)
-                .map(|((a, b), m)| b.saturating_sub(a) as f64 / m as f64)
-        };
         let (li, ai) = (loop_per_op(row.libmlx5_ir), loop_per_op(row.api_ir));
+        let (lwi, bti) = (loop_per_op(row.libmlx5_wr_ir), loop_per_op(row.batch_ir));
         let api_ratio = ai.zip(li).map(|(a, l)| a / l);
-        if let (Some(l), Some(a)) = (row.libmlx5_sums, row.api_sums) {
-            if l != a {
-                sum_mismatches.push(format!(
-                    "{} (libmlx5 {:016x}/{:016x}, uverbs API {:016x}/{:016x})",
-                    kind.name(),
-                    l.0,
-                    l.1,
-                    a.0,
-                    a.1
-                ));
-            }
-        }
+        let batch_ratio = bti.zip(li).map(|(a, l)| a / l);
         let ns_ratio = rn / cn;
         let ir_ratio = ri.zip(ci).map(|(r, c)| r / c);
         let built_ratio = bi.zip(ci).map(|(r, c)| r / c);
@@ -1193,14 +1444,6 @@ fn drive(opts: Opts) {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let ir_json = |ir: Option<(u64, u64)>| match ir {
-            Some((a, b)) => format!("[{a}, {b}]"),
-            None => "null".into(),
-        };
-        let num = |v: Option<f64>| match v {
-            Some(v) if v.is_finite() => format!("{v:.3}"),
-            _ => "null".into(),
-        };
         json_rows.push(format!(
             "    {{\"kind\": \"{}\", \"wqe\": \"{}\", \"bbs\": {}, \"rust_ns_per_op\": {}, \
              \"c_ns_per_op\": {}, \"ns_ratio\": {}, \"rust_instr_per_op\": {}, \
@@ -1208,7 +1451,9 @@ fn drive(opts: Opts) {
              \"c_instr_per_op\": {}, \"instr_ratio\": {}, \"rust_ns_samples\": [{}], \
              \"c_ns_samples\": [{}], \"rust_ir_m_2m\": {}, \"c_ir_m_2m\": {}, \
              \"libmlx5_instr_per_op\": {}, \"libmlx5_ir_m_2m\": {}, \
-             \"api_instr_per_op\": {}, \"api_ir_m_2m\": {}, \"api_libmlx5_ratio\": {}}}",
+             \"api_instr_per_op\": {}, \"api_ir_m_2m\": {}, \"api_libmlx5_ratio\": {}, \
+             \"libmlx5_wr_instr_per_op\": {}, \"libmlx5_wr_ir_m_2m\": {}, \
+             \"batch_instr_per_op\": {}, \"batch_ir_m_2m\": {}, \"batch_libmlx5_ratio\": {}}}",
             kind.name(),
             kind.what(),
             kind.bbs(),
@@ -1229,24 +1474,68 @@ fn drive(opts: Opts) {
             num(ai),
             ir_json(row.api_ir),
             num(api_ratio),
+            num(lwi),
+            ir_json(row.libmlx5_wr_ir),
+            num(bti),
+            ir_json(row.batch_ir),
+            num(batch_ratio),
+        ));
+    }
+    {
+        let row = &batch32;
+        let (li, ai) = (loop_per_op(row.libmlx5_ir), loop_per_op(row.api_ir));
+        let (lwi, bti) = (loop_per_op(row.libmlx5_wr_ir), loop_per_op(row.batch_ir));
+        json_rows.push(format!(
+            "    {{\"kind\": \"{BATCH32}\", \"wqe\": \"{CHAIN} SENDs per post (ctrl+data, ds 2), per \
+             message\", \"bbs\": 1, \"messages_per_post\": {CHAIN}, \"rust_ns_per_op\": null, \
+             \"c_ns_per_op\": null, \"ns_ratio\": null, \"rust_instr_per_op\": null, \
+             \"rust_built_instr_per_op\": null, \"built_instr_ratio\": null, \
+             \"c_instr_per_op\": null, \"instr_ratio\": null, \"rust_ns_samples\": [], \
+             \"c_ns_samples\": [], \"rust_ir_m_2m\": null, \"c_ir_m_2m\": null, \
+             \"libmlx5_instr_per_op\": {}, \"libmlx5_ir_m_2m\": {}, \
+             \"api_instr_per_op\": {}, \"api_ir_m_2m\": {}, \"api_libmlx5_ratio\": {}, \
+             \"libmlx5_wr_instr_per_op\": {}, \"libmlx5_wr_ir_m_2m\": {}, \
+             \"batch_instr_per_op\": {}, \"batch_ir_m_2m\": {}, \"batch_libmlx5_ratio\": {}}}",
+            num(li),
+            ir_json(row.libmlx5_ir),
+            num(ai),
+            ir_json(row.api_ir),
+            num(ai.zip(li).map(|(a, l)| a / l)),
+            num(lwi),
+            ir_json(row.libmlx5_wr_ir),
+            num(bti),
+            ir_json(row.batch_ir),
+            num(bti.zip(li).map(|(a, l)| a / l)),
         ));
     }
     if rows
         .iter()
-        .all(|r| r.libmlx5_sums.is_some() && r.api_sums.is_some())
+        .chain([&batch32])
+        .all(|r| r.loop_sums().len() > 1)
     {
         println!();
         if sum_mismatches.is_empty() {
             println!(
-                "libmlx5 and uverbs' API took the same completions (checksums) for every kind"
+                "the provider loops ({}) took the same completions (checksums) for every kind",
+                batch32
+                    .loop_sums()
+                    .iter()
+                    .map(|(who, _)| *who)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         } else {
             println!(
-                "WARNING: libmlx5 and uverbs' API took different completions: {}",
+                "WARNING: the provider loops took different completions: {}",
                 sum_mismatches.join("; ")
             );
         }
     }
+    let goals28 = if loops_m.is_some() {
+        provider_table(&rows, &batch32, &loop_per_op)
+    } else {
+        Vec::new()
+    };
     println!();
     println!("goal (issue 17: instructions <= {GOAL_RATIO} x the C loop's, per kind):");
     for v in &verdicts {
@@ -1266,7 +1555,8 @@ fn drive(opts: Opts) {
          \"{load_after}\", \"cc\": \"{}\", \"c_flags\": \"-std=gnu11 -O2\", \"rust_profile\": \
          \"bench\", \"ops_per_run\": {}, \"runs\": {}, \"callgrind_m\": {}, \"ring_bbs\": \
          {RING_BBS}, \"batch\": {BATCH}, \"poll_pass\": {POLL_PASS}, \"poll_batch\": \
-         {POLL_BATCH}, \"bf_reg_size\": {BF_REG_SIZE}}},\n  \"results\": [\n{}\n  ]\n}}\n",
+         {POLL_BATCH}, \"bf_reg_size\": {BF_REG_SIZE}, \"provider_loops_m\": {}}},\n  \
+         \"results\": [\n{}\n  ],\n  \"issue28_goals\": [\n{}\n  ]\n}}\n",
         if opts.quick { "quick" } else { "full" },
         esc(&cpu_model()),
         esc(&cc_version),
@@ -1277,7 +1567,13 @@ fn drive(opts: Opts) {
         } else {
             "null".into()
         },
-        json_rows.join(",\n")
+        loops_m.map_or("null".into(), |m| m.to_string()),
+        json_rows.join(",\n"),
+        goals28
+            .iter()
+            .map(|g| g.json())
+            .collect::<Vec<_>>()
+            .join(",\n")
     );
     std::fs::write(&json_path, json)
         .unwrap_or_else(|e| fail(&format!("write {}", json_path.display()), e));

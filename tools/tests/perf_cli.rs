@@ -399,6 +399,29 @@ fn perf_options() {
             &["-q", "2", "-N", "-m", "1024"][..],
             65536,
         ),
+        // The batch API (uverbs' own option, so uverbs on both sides; the server ignores it): one
+        // batch per post, of one request or of a post list.
+        (
+            "send-bw",
+            Impl::Uverbs,
+            Impl::Uverbs,
+            &["--batch", "-l", "4", "-s", "64"][..],
+            64,
+        ),
+        (
+            "write-bw",
+            Impl::Uverbs,
+            Impl::Uverbs,
+            &["--batch", "-q", "2", "-s", "1K"][..],
+            1024,
+        ),
+        (
+            "read-bw",
+            Impl::Uverbs,
+            Impl::Uverbs,
+            &["--batch", "-l", "2", "-s", "512"][..],
+            512,
+        ),
         (
             "send-lat",
             Impl::Uverbs,
@@ -588,8 +611,8 @@ fn perf_cli_usage_and_errors() {
             continue;
         }
         // The usage's head as perftest's, and every option it names is one of perftest's, with the
-        // same short and long names (but for `--json`, uverbs' own); the version line starts with
-        // perftest's.
+        // same short and long names (but for `--json` and `--batch`, uverbs' own); the version
+        // line starts with perftest's.
         let name = perftest_name(tool);
         let ours = stdout(&uverbs(&[tool, "-h"]));
         // A known difference: perftest exits 1 after printing its usage or version (it leaves
@@ -604,7 +627,7 @@ fn perf_cli_usage_and_errors() {
         let head = |t: &str| t.lines().take(3).map(str::to_owned).collect::<Vec<_>>();
         assert_eq!(head(&ours), head(&theirs), "{tool} -h: the usage's head");
         for names in usage_options(&ours) {
-            if names == ["--json"] {
+            if names == ["--json"] || names == ["--batch"] {
                 continue;
             }
             assert!(

@@ -121,6 +121,10 @@ pub struct Params {
     pub req_cq_mod: bool,
     /// `-l`: send requests per post (bandwidth tests).
     pub post_list: u32,
+    /// `--batch` (uverbs only): the bandwidth client posts through the batch API
+    /// (`QueuePair::start_send` .. `SendBatch::submit`, `post_list` requests per batch) instead of
+    /// `post_send_list`.
+    pub batch: bool,
     /// `-I`: messages up to this size are sent inline.
     pub inline_size: u32,
     /// `-q`: queue pairs (bandwidth tests).
@@ -172,6 +176,7 @@ const RUN_INFINITELY: char = '\u{3}';
 const USE_SRQ: char = '\u{4}';
 const OUT_JSON: char = '\u{5}';
 const DONT_XCHG: char = '\u{6}';
+const BATCH: char = '\u{7}';
 
 /// perftest's options, those implemented and those recognized only to be refused clearly.
 const OPTS: &[Opt] = &[
@@ -200,6 +205,7 @@ const OPTS: &[Opt] = &[
     Opt::arg('l', "post_list"),
     Opt::flag(REPORT_GBITS, "report_gbits"),
     Opt::flag(JSON, "json"),
+    Opt::flag(BATCH, "batch"),
     Opt::flag('R', "rdma_cm"),
     Opt::flag('z', "comm_rdma_cm"),
     // The spelling perftest's usage shows (its parser takes only the other).
@@ -326,6 +332,12 @@ pub fn usage(test: Test) -> String {
         "--json",
         "Print one JSON object per message size on stdout (instead of the table)",
     );
+    if !test.is_lat() {
+        line(
+            "--batch",
+            "Post through the batch API, start_send .. submit (uverbs only)",
+        );
+    }
     s
 }
 
@@ -401,6 +413,7 @@ pub fn parse(test: Test, argv: &[String]) -> Result<Params, Stop> {
         cq_mod: 100,
         req_cq_mod: false,
         post_list: 1,
+        batch: false,
         inline_size: 0,
         num_qps: 1,
         out_reads: 0,
@@ -545,6 +558,7 @@ pub fn parse(test: Test, argv: &[String]) -> Result<Params, Stop> {
             'h' => return Err(Stop::Info(usage(test))),
             REPORT_GBITS => p.report_gbits = true,
             JSON => p.json = true,
+            BATCH => p.batch = true,
             'b' => return Err(unsupported("-b (bidirectional)")),
             'D' => return Err(unsupported("-D (duration)")),
             'R' => {
@@ -595,6 +609,9 @@ fn force_dependencies(p: &mut Params) -> Result<(), Stop> {
     }
     if p.all {
         p.size = MAX_SIZE;
+    }
+    if p.batch && !bw {
+        return Err(Stop::Error("--batch is supported in BW tests only".into()));
     }
     if p.post_list > 1 {
         if !bw {
@@ -672,6 +689,21 @@ mod tests {
         assert_eq!(p.sizes()[0], 2);
         assert_eq!(p.tx_depth, 1);
         assert_eq!(p.rx_depth, 5);
+    }
+
+    #[test]
+    fn batch_option() {
+        assert!(!parse_str(Test::SendBw, "").unwrap().batch);
+        let p = parse_str(Test::SendBw, "--batch -l 8 -n 64 h").unwrap();
+        assert!(p.batch);
+        assert_eq!(p.post_list, 8);
+        assert!(parse_str(Test::ReadBw, "--batch").unwrap().batch);
+        assert_eq!(
+            parse_str(Test::SendLat, "--batch").unwrap_err(),
+            Stop::Error("--batch is supported in BW tests only".into())
+        );
+        assert!(usage(Test::WriteBw).contains("--batch"));
+        assert!(!usage(Test::WriteLat).contains("--batch"));
     }
 
     #[test]

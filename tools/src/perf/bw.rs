@@ -5,7 +5,9 @@
 //! once before the loop), completions land in a fixed array, and the timestamps go into vectors
 //! sized before the loop.
 
-use uverbs::{ibv_wc, MemoryRegion, ReceiveRequest, RemoteMemory, SendRequest, Sge};
+use uverbs::{
+    ibv_wc, MemoryRegion, PostFailure, QueuePair, ReceiveRequest, RemoteMemory, SendRequest, Sge,
+};
 
 use super::args::{Params, Verb};
 use super::exchange::BwReport;
@@ -66,10 +68,80 @@ fn request<'a>(
     }
 }
 
+/// One request of a `--batch` post, built before the post as a `SendRequest` is for
+/// `post_send_list`; [`post_batch`] turns it into the batch API's call.
+#[derive(Debug, Clone, Copy)]
+pub struct Item<'a> {
+    verb: Verb,
+    sge: &'a [Sge; 1],
+    /// The bytes sent inline, if the request is inline.
+    inline: Option<&'a [u8]>,
+    remote: RemoteMemory,
+    signaled: bool,
+    wr_id: u64,
+}
+
+impl<'a> Item<'a> {
+    /// The test's request for `sge` (and `remote`), as [`request`] builds it for `post_send_list`.
+    fn new(
+        p: &Params,
+        mr: &'a MemoryRegion<u8>,
+        sge: &'a [Sge; 1],
+        remote: RemoteMemory,
+        signaled: bool,
+        wr_id: u64,
+    ) -> Item<'a> {
+        let verb = p.test.verb();
+        let inline = (verb != Verb::Read && u64::from(sge[0].length) <= u64::from(p.inline_size))
+            .then(|| {
+                let off = (sge[0].addr - mr.as_ptr() as u64) as usize;
+                &mr[off..off + sge[0].length as usize]
+            });
+        Item {
+            verb,
+            sge,
+            inline,
+            remote,
+            signaled,
+            wr_id,
+        }
+    }
+}
+
+/// One post of the `--batch` client: `items` through the batch API, from
+/// [`QueuePair::start_send`] to [`uverbs::SendBatch::submit`] (one doorbell). What
+/// `benches/compare` counts for `uverbs-batch` (`uverbs::perf::bw::post_batch`, inclusive); no
+/// closure inside, whose symbol would match that name too.
+///
+/// # Safety
+/// As [`QueuePair::post_send_list`] for the memory the items name.
+#[inline(never)]
+pub unsafe fn post_batch(qp: &mut QueuePair<'_>, items: &[Item<'_>]) -> Result<(), PostFailure> {
+    let mut b = qp.start_send();
+    for it in items {
+        let id = it.wr_id;
+        match (it.verb, it.inline, it.signaled) {
+            (Verb::Send, Some(d), true) => b.signaled().send_inline(id, d),
+            (Verb::Send, Some(d), false) => b.send_inline(id, d),
+            (Verb::Send, None, true) => b.signaled().send(id, it.sge),
+            (Verb::Send, None, false) => b.send(id, it.sge),
+            (Verb::Write, Some(d), true) => b.signaled().write_inline(id, d, it.remote),
+            (Verb::Write, Some(d), false) => b.write_inline(id, d, it.remote),
+            (Verb::Write, None, true) => b.signaled().write(id, it.sge, it.remote),
+            (Verb::Write, None, false) => b.write(id, it.sge, it.remote),
+            (Verb::Read, _, true) => b.signaled().read(id, it.sge, it.remote),
+            (Verb::Read, _, false) => b.read(id, it.sge, it.remote),
+        }
+    }
+    // SAFETY: the items' memory is covered by this function's contract.
+    unsafe { b.submit() }
+}
+
 /// `run_iter_bw`: streams `p.iters` messages of `size` bytes on each queue pair, keeping at most
 /// `tx_depth` outstanding per queue pair, `post_list` per post, one completion per `cq_mod`.
+/// With `--batch`, each post is one batch ([`post_batch`]) instead of one `post_send_list`.
 pub fn client(
-    r: &Rdma<'_>,
+    r: &mut Rdma<'_, '_>,
     mr: &MemoryRegion<u8>,
     p: &Params,
     size: u64,
@@ -108,6 +180,20 @@ pub fn client(
     } else {
         Vec::new()
     };
+    let item_lists: Vec<Vec<Item<'_>>> = if post_list > 1 && p.batch {
+        (0..nq)
+            .map(|q| {
+                (0..post_list)
+                    .map(|j| {
+                        let signaled = (j + 1) % cq_mod == 0;
+                        Item::new(p, mr, &list_sges[q], r.remote[q], signaled, q as u64)
+                    })
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut scnt = vec![0u64; nq];
     let mut ccnt = vec![0u64; nq];
     let mut wcs = [ibv_wc::default(); POLL_BATCH];
@@ -120,7 +206,6 @@ pub fn client(
     }
     while totscnt < tot || totccnt < tot {
         for q in 0..nq {
-            let qp = &r.qps[q];
             while scnt[q] < iters && scnt[q] - ccnt[q].min(scnt[q]) + post_list <= tx_depth {
                 if !p.no_peak {
                     t.tposted[totscnt as usize] = r.now();
@@ -140,14 +225,23 @@ pub fn client(
                             r.remote[q].len, r.remote[q].addr
                         ))
                     })?;
-                    let wr = request(p, mr, &sge, remote, signaled, q as u64);
-                    // SAFETY: the region outlives the queue pairs and is neither written nor
-                    // read by this program during the run (the data is meaningless); inline
-                    // data is copied during the call.
-                    unsafe { qp.post_send_list(&[wr]) }
+                    if p.batch {
+                        let item = Item::new(p, mr, &sge, remote, signaled, q as u64);
+                        // SAFETY: as below.
+                        unsafe { post_batch(&mut r.qps[q], &[item]) }
+                    } else {
+                        let wr = request(p, mr, &sge, remote, signaled, q as u64);
+                        // SAFETY: the region outlives the queue pairs and is neither written nor
+                        // read by this program during the run (the data is meaningless); inline
+                        // data is copied during the call.
+                        unsafe { r.qps[q].post_send_list(&[wr]) }
+                    }
+                } else if p.batch {
+                    // SAFETY: as above.
+                    unsafe { post_batch(&mut r.qps[q], &item_lists[q]) }
                 } else {
                     // SAFETY: as above.
-                    unsafe { qp.post_send_list(&lists[q]) }
+                    unsafe { r.qps[q].post_send_list(&lists[q]) }
                 };
                 posted.map_err(|f| {
                     fail(format!(
@@ -203,7 +297,7 @@ pub fn client(
 /// `ctx_set_recv_wqes` for the `send-bw` server: `rx_depth` receives of `size` bytes per queue
 /// pair, moving through the cycle buffer of its receive half.
 pub fn post_receives(
-    r: &Rdma<'_>,
+    r: &Rdma<'_, '_>,
     mr: &MemoryRegion<u8>,
     p: &Params,
     size: u64,
@@ -221,7 +315,7 @@ pub fn post_receives(
 /// Posts receive number `n` of queue pair `q`.
 #[inline]
 fn post_receive(
-    r: &Rdma<'_>,
+    r: &Rdma<'_, '_>,
     mr: &MemoryRegion<u8>,
     qp: &uverbs::QueuePair<'_>,
     q: usize,
@@ -241,7 +335,7 @@ fn post_receive(
 /// `run_iter_bw_server`: takes `p.iters` messages per queue pair, reposting receives while more
 /// are to come; timed from the first completion to the last (no peak).
 pub fn server(
-    r: &Rdma<'_>,
+    r: &Rdma<'_, '_>,
     mr: &MemoryRegion<u8>,
     p: &Params,
     size: u64,

@@ -11,7 +11,7 @@ use super::{ctx_err, poll_wait, wc_error, Fail, Rdma};
 /// `ctx_set_recv_wqes` for `send-lat`: `rx_depth` receives of `size` bytes into queue pair 0's
 /// receive half (all at the same address, as perftest's latency tests do).
 pub fn post_receives(
-    r: &Rdma<'_>,
+    r: &Rdma<'_, '_>,
     mr: &MemoryRegion<u8>,
     p: &Params,
     size: u64,
@@ -38,7 +38,7 @@ pub fn post_receives(
 /// sends; with `-t` above 1 only every `cq_mod`-th send (and the last) is signaled, and its
 /// completion is awaited right after the post.
 pub fn send_lat(
-    r: &Rdma<'_>,
+    r: &Rdma<'_, '_>,
     mr: &MemoryRegion<u8>,
     p: &Params,
     size: u64,
@@ -123,7 +123,7 @@ pub fn send_lat(
 /// its send half, RDMA-writes the `size` bytes to the peer's receive half, and waits for the write's
 /// completion.
 pub fn write_lat(
-    r: &Rdma<'_>,
+    r: &Rdma<'_, '_>,
     mr: &mut MemoryRegion<u8>,
     p: &Params,
     size: u64,

@@ -171,9 +171,9 @@ impl Layout {
 
 /// The connected resources a test loop uses.
 #[derive(Debug)]
-pub struct Rdma<'a> {
-    /// The queue pairs.
-    pub qps: &'a [QueuePair<'a>],
+pub struct Rdma<'a, 'q> {
+    /// The queue pairs (mutable: a batch, `--batch`, borrows its queue pair mutably).
+    pub qps: &'a mut [QueuePair<'q>],
     /// Their send completion queue.
     pub send_cq: &'a CompletionQueue<'a>,
     /// Their receive completion queue (the send one for RDMA tests).
@@ -188,7 +188,7 @@ pub struct Rdma<'a> {
     pub epoch: Instant,
 }
 
-impl Rdma<'_> {
+impl Rdma<'_, '_> {
     /// Nanoseconds since [`Rdma::epoch`] (a vDSO `clock_gettime(CLOCK_MONOTONIC)`).
     #[inline]
     pub fn now(&self) -> u64 {
@@ -804,8 +804,8 @@ fn run(p: &Params) -> Result<(), Fail> {
         sync(&mut comm)?;
     }
 
-    let rdma = Rdma {
-        qps: &qps,
+    let mut rdma = Rdma {
+        qps: &mut qps,
         send_cq: &send_cq,
         recv_cq,
         channel: channel.as_ref(),
@@ -855,7 +855,7 @@ fn run(p: &Params) -> Result<(), Fail> {
                 }
                 sync(&mut comm)?;
                 let r = if client {
-                    bw::client(&rdma, &mr, p, size, &mut times)?
+                    bw::client(&mut rdma, &mr, p, size, &mut times)?
                 } else {
                     bw::server(&rdma, &mr, p, size, &mut times)?
                 };
@@ -873,7 +873,7 @@ fn run(p: &Params) -> Result<(), Fail> {
                 let mut times = bw::Times::new(p);
                 let mut last = BwReport::default();
                 for size in p.sizes() {
-                    last = bw::client(&rdma, &mr, p, size, &mut times)?;
+                    last = bw::client(&mut rdma, &mr, p, size, &mut times)?;
                     print_bw(p, role, role, &last);
                 }
                 out.line(RESULT_LINE);
