@@ -81,6 +81,7 @@ mod parse;
 mod state;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
