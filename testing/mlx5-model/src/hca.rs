@@ -22,7 +22,8 @@
 //! * **Engine.** A thread started by [`Hca::new`] polls, in rounds: every CQ's arm doorbell (the
 //!   doorbell record's arm word and the UAR's `+0x20` register), then every QP's SND doorbell
 //!   record, the BlueFlame register it rings (checked, counted in [`HcaStats`]), and its send
-//!   queue. It spins briefly when idle, then sleeps up to 200 µs; it never holds the state lock
+//!   queue (with `UVERBS_MODEL_TRACE=FILE`, each checked doorbell is recorded in FILE: `trace`).
+//!   It spins briefly when idle, then sleeps up to 200 µs; it never holds the state lock
 //!   while sleeping and stops when the [`Hca`] is dropped or [`Hca::shutdown`] is called.
 //! * **WQEs** are parsed as the hardware format says (see `parse`); a malformed one completes with
 //!   `LOCAL_QP_OP_ERR`, raises `QP_FATAL` and fails the QP. WQEs of a QP execute in order, each in
@@ -81,6 +82,7 @@ mod parse;
 mod state;
 #[cfg(test)]
 mod tests;
+mod trace;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::exec::Outcome;
 use super::parse;
 use super::state::{event, qps, DbCheck, State};
+use super::trace::{Batch, UarWrite};
 use super::{mem, ObjectKind, QpDesc};
 // The error syndromes of the CQEs the HCA writes are the hardware format's numbers, taken from the
 // driver's definitions rather than written twice. `drivers/tests/mlx5_golden.rs` checks those
@@ -166,9 +167,12 @@ impl State {
         let snd = qp.snd();
         if snd != qp.db.last_snd {
             self.stats.doorbells += 1;
-            if qp.db.pending.take().is_some() {
+            if let Some(superseded) = qp.db.pending.take() {
                 self.stats.doorbells_unchecked += 1;
                 qp.db.snap.clear();
+                if let (Some(trace), Some(batch)) = (self.trace.as_mut(), &superseded.traced) {
+                    trace.record(qpn, batch, UarWrite::Unchecked, None);
+                }
             }
             let target = qp
                 .db
@@ -176,6 +180,11 @@ impl State {
                 .wrapping_add(u32::from(snd.wrapping_sub(qp.db.walk as u16)));
             let ring = qp.ring();
             let (mut pos, mut last, mut count) = (qp.db.walk, None, 0);
+            let mut traced = self.trace.is_some().then(|| Batch {
+                dbrec: snd,
+                wqe_cnt: qp.d.sq_wqe_cnt,
+                wqes: Vec::new(),
+            });
             while pos != target && count <= qp.d.sq_wqe_cnt {
                 // SAFETY: blocks between the last and the new doorbell record value are posted;
                 // the ring is live.
@@ -188,6 +197,10 @@ impl State {
                     break;
                 };
                 last = Some((pos, bbs));
+                if let Some(t) = traced.as_mut() {
+                    // SAFETY: as above; the WQE is posted.
+                    t.wqes.push((pos, unsafe { ring.blocks_at(pos, bbs) }));
+                }
                 pos = pos.wrapping_add(bbs);
                 count += 1;
             }
@@ -202,9 +215,13 @@ impl State {
                     first8,
                     body: (count == 1).then_some(blocks),
                     deadline: now + DOORBELL_GRACE,
+                    traced,
                 });
             } else {
                 self.stats.doorbells_unchecked += 1;
+                if let (Some(trace), Some(batch)) = (self.trace.as_mut(), &traced) {
+                    trace.record(qpn, batch, UarWrite::Unchecked, None);
+                }
             }
         }
         self.check_doorbell(qpn, now);
@@ -227,8 +244,9 @@ impl State {
         };
         let half = qp.d.bf_buf_size as usize;
         let buffers = bf_buffers(&qp.d);
-        let verdict = if buffers.is_empty() {
-            Some(Verdict::Unchecked)
+        // The verdict, and the buffer the write was found in with what it held.
+        let (verdict, found) = if buffers.is_empty() {
+            (UarWrite::Unchecked, None)
         } else {
             let regs = bf_registers(&qp.d);
             let sharers: Vec<u32> = self
@@ -244,17 +262,18 @@ impl State {
                 .map(|&at| unsafe { mem::read_mmio64(at) })
                 .collect();
             match words.iter().position(|w| *w == check.first8) {
-                None if now < check.deadline => None,
+                None if now < check.deadline => return,
                 None => {
                     let sharer_there = words.iter().any(|w| {
                         let named = u32::from_be_bytes([w[4], w[5], w[6], w[7]]) >> 8;
                         sharers.contains(&named)
                     });
-                    Some(if sharer_there {
-                        Verdict::Unchecked
+                    let verdict = if sharer_there {
+                        UarWrite::Unchecked
                     } else {
-                        Verdict::Missing
-                    })
+                        UarWrite::Missing
+                    };
+                    (verdict, None)
                 }
                 Some(h) => match &check.body {
                     Some(body) if body.len() <= half => {
@@ -267,33 +286,34 @@ impl State {
                                 s.len() >= cur.len() && s[8..cur.len()] == cur[8..]
                             });
                         if cur == *body {
-                            Some(Verdict::BlueFlame)
+                            (UarWrite::BlueFlame, Some((h, cur)))
                         } else if unchanged {
                             // Only the first 8 bytes changed: an 8-byte doorbell.
-                            Some(Verdict::Doorbell)
+                            (UarWrite::Doorbell, Some((h, words[h].to_vec())))
                         } else if now < check.deadline {
                             // Perhaps a BlueFlame copy still being written: look again.
-                            None
+                            return;
                         } else if !sharers.is_empty() {
                             // A sharer may have written the rest since: no verdict on the body.
-                            Some(Verdict::Doorbell)
+                            (UarWrite::Doorbell, Some((h, words[h].to_vec())))
                         } else {
-                            Some(Verdict::BadCopy)
+                            (UarWrite::BadCopy, Some((h, cur)))
                         }
                     }
-                    _ => Some(Verdict::Doorbell),
+                    _ => (UarWrite::Doorbell, Some((h, words[h].to_vec()))),
                 },
             }
         };
-        let Some(verdict) = verdict else {
-            return;
-        };
         match verdict {
-            Verdict::Missing => self.stats.doorbells_missing += 1,
-            Verdict::Unchecked => self.stats.doorbells_unchecked += 1,
-            Verdict::Doorbell => self.stats.uar_doorbells += 1,
-            Verdict::BlueFlame => self.stats.blueflame_copies += 1,
-            Verdict::BadCopy => self.stats.blueflame_mismatches += 1,
+            UarWrite::Missing => self.stats.doorbells_missing += 1,
+            UarWrite::Unchecked => self.stats.doorbells_unchecked += 1,
+            UarWrite::Doorbell => self.stats.uar_doorbells += 1,
+            UarWrite::BlueFlame => self.stats.blueflame_copies += 1,
+            UarWrite::BadCopy => self.stats.blueflame_mismatches += 1,
+        }
+        if let (Some(trace), Some(batch)) = (self.trace.as_mut(), &check.traced) {
+            let found = found.as_ref().map(|(h, bytes)| (*h, bytes.as_slice()));
+            trace.record(qpn, batch, verdict, found);
         }
         let qp = self.qps.get_mut(&qpn).expect("present");
         qp.db.pending = None;
@@ -336,12 +356,4 @@ fn bf_buffers(d: &QpDesc) -> Vec<usize> {
         return regs;
     }
     regs.into_iter().flat_map(|r| [r, r + half]).collect()
-}
-
-enum Verdict {
-    Missing,
-    Unchecked,
-    Doorbell,
-    BlueFlame,
-    BadCopy,
 }

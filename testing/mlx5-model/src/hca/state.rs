@@ -133,6 +133,8 @@ pub(super) struct DbCheck {
     pub body: Option<Vec<u8>>,
     /// When to give up and count the doorbell as missing.
     pub deadline: Instant,
+    /// The batch's WQEs as fetched, when the doorbell trace is on.
+    pub traced: Option<super::trace::Batch>,
 }
 
 /// A queue pair context.
@@ -234,6 +236,8 @@ pub(super) struct State {
     pub uar_seen: HashMap<usize, [u8; 8]>,
     pub events: Vec<Event>,
     pub stats: HcaStats,
+    /// The doorbell trace, when the environment asks for one (`trace::TRACE_ENV`).
+    pub trace: Option<super::trace::Trace>,
 }
 
 /// The vendor syndrome a ConnectX reports with a syndrome (best effort: the values commonly seen
@@ -267,6 +271,7 @@ impl State {
             uar_seen: HashMap::new(),
             events: Vec::new(),
             stats: HcaStats::default(),
+            trace: super::trace::Trace::from_env(),
         }
     }
 
