@@ -1,6 +1,5 @@
 //! Completion queues: [`CompletionQueue`].
 
-use std::collections::VecDeque;
 use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,46 +29,37 @@ pub(crate) struct CqInner {
     event_key: u64,
     pub(crate) _channel: Option<CompletionChannel>,
     pub(crate) _ctx: Arc<CtxInner>,
-    /// Completions a [`Completions`] took from the ring but was dropped before lending.
-    stash: Stash,
+    /// An error a lending poll met after lending completions, for the next poll to report.
+    parked: ParkedError,
 }
 
-/// Completions taken from the ring and not yet handed out (a [`Completions`] dropped before its
-/// end): the next poll of any kind hands them out first, oldest first, so none is lost.
+/// An error [`Completions::next`] met (a corrupt CQE, say): it ends that iteration, and the next
+/// poll of any kind reports it, so that none is lost.
 #[derive(Debug, Default)]
-struct Stash {
-    /// Whether `items` may hold any: the polls' one check (a relaxed load) on their fast path.
+struct ParkedError {
+    /// Whether `error` may hold one: the polls' only check (a relaxed load) on their fast path.
     any: AtomicBool,
-    items: Mutex<VecDeque<TimestampedCompletion>>,
+    error: Mutex<Option<Error>>,
 }
 
-impl Stash {
+impl ParkedError {
     #[inline(always)]
     fn is_empty(&self) -> bool {
         !self.any.load(Ordering::Relaxed)
     }
 
-    /// Puts `items` back in front: they were taken before anything still stashed was handed out.
-    fn put_back(&self, items: &[TimestampedCompletion]) {
-        let mut q = self.items.lock().unwrap_or_else(|p| p.into_inner());
-        for c in items.iter().rev() {
-            q.push_front(*c);
-        }
+    fn park(&self, e: Error) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
         self.any.store(true, Ordering::Relaxed);
     }
 
-    /// Takes up to `out.len()` stashed completions, oldest first; how many.
+    /// The parked error, if any (taking it).
     #[cold]
-    fn take<C>(&self, out: &mut [C], make: impl Fn(TimestampedCompletion) -> C) -> usize {
-        let mut q = self.items.lock().unwrap_or_else(|p| p.into_inner());
-        let n = out.len().min(q.len());
-        for (o, c) in out.iter_mut().zip(q.drain(..n)) {
-            *o = make(c);
-        }
-        if q.is_empty() {
-            self.any.store(false, Ordering::Relaxed);
-        }
-        n
+    fn take(&self) -> Option<Error> {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        self.any.store(false, Ordering::Relaxed);
+        slot.take()
     }
 }
 
@@ -143,7 +133,7 @@ impl<'ctx> CompletionQueue<'ctx> {
             event_key,
             _channel: channel.cloned(),
             _ctx: Arc::clone(inner),
-            stash: Stash::default(),
+            parked: ParkedError::default(),
         });
         inner.cq_events.insert(event_key, id, &cq);
         Ok(CompletionQueue {
@@ -159,9 +149,10 @@ impl<'ctx> CompletionQueue<'ctx> {
     /// `qp_num` are meaningful.
     #[inline]
     pub fn poll<'c>(&self, completions: &'c mut [ibv_wc]) -> io::Result<&'c mut [ibv_wc]> {
-        if !self.inner.stash.is_empty() {
-            let n = self.inner.stash.take(completions, |c| ibv_wc::from(c.wc));
-            return Ok(&mut completions[..n]);
+        if !self.inner.parked.is_empty() {
+            if let Some(e) = self.inner.parked.take() {
+                return Err(e.into());
+            }
         }
         let n = self.inner.imp.poll(completions)?;
         Ok(&mut completions[..n])
@@ -182,9 +173,10 @@ impl<'ctx> CompletionQueue<'ctx> {
             }
             .into());
         }
-        if !self.inner.stash.is_empty() {
-            let n = self.inner.stash.take(completions, TimestampedWc::from);
-            return Ok(&mut completions[..n]);
+        if !self.inner.parked.is_empty() {
+            if let Some(e) = self.inner.parked.take() {
+                return Err(e.into());
+            }
         }
         let n = self.inner.imp.poll_timestamped(completions)?;
         Ok(&mut completions[..n])
@@ -266,15 +258,14 @@ impl From<uverbs_drivers::wc::TimestampedCompletion> for TimestampedWc {
     }
 }
 
-/// How many completions one [`Completions`] takes from the queue at most.
-const LENT: usize = 16;
-
 impl CompletionQueue<'_> {
-    /// Starts a lending poll: the completions waiting now (up to 16), read one at a time with
-    /// [`Completions::next`], each a [`Completion`] whose fields are read through methods.
-    /// `Ok(None)` when none is waiting. Never blocks and makes no system call; no lock of the
-    /// queue is held while the caller looks at the completions, so anything may be done
-    /// meanwhile, this queue's other polls included (they get other completions).
+    /// Starts a lending poll: `Ok(None)` when no completion is waiting, else the [`Completions`]
+    /// whose [`next`](Completions::next) lends them one at a time, oldest first, each a
+    /// [`Completion`] read through methods. Each is taken from the queue when `next` gets to it,
+    /// so dropping the iteration early (a `break`) leaves the rest for the next poll. Never
+    /// blocks and makes no system call; no lock of the queue is held while the caller looks at a
+    /// completion, so anything may be done meanwhile, this queue's other polls included (they get
+    /// other completions).
     ///
     /// ```no_run
     /// # fn drain(cq: &uverbs::CompletionQueue<'_>) -> std::io::Result<u64> {
@@ -290,85 +281,78 @@ impl CompletionQueue<'_> {
     /// # Ok(bytes) }
     /// ```
     ///
-    /// When the device reported an error after some completions were taken, those come first and
-    /// the next call returns the error, as [`poll`](CompletionQueue::poll) does.
+    /// An error the device's ring gives (a corrupt or stale completion entry) is this call's, or,
+    /// met by `next` after completions were lent, ends that iteration and is the next poll's.
     #[inline]
     pub fn start_poll(&self) -> io::Result<Option<Completions<'_>>> {
-        let mut buf = [TimestampedCompletion::default(); LENT];
-        let n = if !self.inner.stash.is_empty() {
-            self.inner.stash.take(&mut buf, |c| c)
-        } else if self.inner.timestamps {
-            self.inner.imp.poll_timestamped(&mut buf)?
-        } else {
-            self.inner.imp.poll(&mut buf)?
-        };
-        Ok((n > 0).then_some(Completions {
-            buf,
-            n: n as u8,
-            next: 0,
-            timestamps: self.inner.timestamps,
+        if !self.inner.parked.is_empty() {
+            if let Some(e) = self.inner.parked.take() {
+                return Err(e.into());
+            }
+        }
+        let mut one = [TimestampedCompletion::default()];
+        let n = self.inner.poll_one(&mut one)?;
+        Ok((n == 1).then_some(Completions {
+            cur: one[0],
+            fresh: true,
             cq: &self.inner,
         }))
     }
 }
 
-/// The completions one [`CompletionQueue::start_poll`] took, oldest first: a lending iterator
-/// ([`Completions::next`]; each [`Completion`] borrows it, so it cannot be an [`Iterator`]).
-/// Dropped before its end, it gives the completions not yet seen back to the queue: the next poll
-/// hands them out first (a `Completions` leaked with `mem::forget` loses them).
-#[must_use = "the completions are read with `next`"]
-pub struct Completions<'cq> {
-    buf: [TimestampedCompletion; LENT],
-    n: u8,
-    next: u8,
-    timestamps: bool,
-    cq: &'cq CqInner,
-}
-
-impl Drop for Completions<'_> {
-    /// The completions not yet seen go back to the queue (its stash), for the next poll.
-    fn drop(&mut self) {
-        let (next, n) = (usize::from(self.next), usize::from(self.n));
-        if next < n {
-            self.cq.stash.put_back(&self.buf[next..n]);
+impl CqInner {
+    /// Takes at most one completion into `one`, with its timestamp on a timestamped queue.
+    #[inline(always)]
+    fn poll_one(&self, one: &mut [TimestampedCompletion; 1]) -> Result<usize, Error> {
+        if self.timestamps {
+            self.imp.poll_timestamped(one)
+        } else {
+            self.imp.poll(one)
         }
     }
+}
+
+/// A lending poll of a [`CompletionQueue`], from [`CompletionQueue::start_poll`]: [`next`] lends
+/// the waiting completions one at a time ([`Completion`] borrows the `Completions`, so it cannot be
+/// an [`Iterator`]).
+///
+/// [`next`]: Completions::next
+#[must_use = "the completions are read with `next`"]
+pub struct Completions<'cq> {
+    /// The completion `next` lends (`fresh`: not lent yet).
+    cur: TimestampedCompletion,
+    fresh: bool,
+    cq: &'cq CqInner,
 }
 
 impl std::fmt::Debug for Completions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Completions")
-            .field("left", &self.len())
-            .finish_non_exhaustive()
+        f.debug_struct("Completions").finish_non_exhaustive()
     }
 }
 
 impl Completions<'_> {
-    /// The next completion, or `None` when every one taken has been seen.
+    /// The next completion, or `None` when none is waiting (or an error ended the poll: the next
+    /// poll reports it).
     #[allow(clippy::should_implement_trait)] // A lending iterator: the item borrows `self`.
     #[inline]
     pub fn next(&mut self) -> Option<Completion<'_>> {
-        let i = usize::from(self.next);
-        if i >= usize::from(self.n) {
-            return None;
+        if !self.fresh {
+            let mut one = [TimestampedCompletion::default()];
+            match self.cq.poll_one(&mut one) {
+                Ok(1) => self.cur = one[0],
+                Ok(_) => return None,
+                Err(e) => {
+                    self.cq.parked.park(e);
+                    return None;
+                }
+            }
         }
-        self.next += 1;
+        self.fresh = false;
         Some(Completion {
-            c: &self.buf[i],
-            timestamps: self.timestamps,
+            c: &self.cur,
+            timestamps: self.cq.timestamps,
         })
-    }
-
-    /// How many completions are left to see.
-    #[inline]
-    pub fn len(&self) -> usize {
-        usize::from(self.n - self.next)
-    }
-
-    /// Whether every completion has been seen.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
