@@ -1023,6 +1023,25 @@ mod tests {
         assert!(b[36..].iter().all(|&x| x == 0));
     }
 
+    /// Only the send CQ's poller retires send WQEs: it is the hand-off's one consumer, under that
+    /// CQ's lock. A requester CQE on another CQ (the receive CQ) retires nothing.
+    #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
+    fn send_wqes_are_retired_only_through_the_send_cq() {
+        let pool = super::super::buf::DbrecPool::new(64);
+        let mut shared = QpShared::bare(
+            pool.alloc().unwrap(),
+            DmaBuf::new(4096, Verb::CreateQp).unwrap(),
+        );
+        let handoff = Arc::new(SendHandoff::new(4));
+        handoff.publish(0, 0, 1, 77, super::super::wqe::opcode::SEND);
+        shared.sq_handoff = Some(Arc::clone(&handoff));
+        shared.send_cqn = 5;
+        assert_eq!(shared.retire_send(6, 0), None, "another CQ");
+        assert_eq!(shared.retire_send(5, 0).map(|r| r.wr_id), Some(77));
+        assert_eq!(shared.retire_send(5, 0), None, "retired");
+    }
+
     #[test]
     #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
     fn receive_wqes_and_terminator() {
