@@ -4,25 +4,26 @@
 //! retired, so their blocks and request slots may be reused).
 //!
 //! It is a single-producer, single-consumer ring of [`Slot`]s, one per basic block of the send
-//! ring, indexed by the block a WQE starts at (a CQE names a WQE by that block's counter,
+//! ring, indexed by block (a CQE names a WQE by the counter of the block it starts at,
 //! `wqe_counter`). The producer is whoever posts (posters serialise among themselves with the send
 //! queue's lock); the consumer is the poller of the queue pair's send CQ (pollers serialise with
-//! that CQ's lock). Neither takes the other's lock: they share only atomics.
+//! that CQ's lock). Neither takes the other's lock: they share only atomics. Both indices count
+//! blocks, as the device does: `head` is the block counter after the last WQE published, `bb_tail`
+//! the one at the start of the oldest WQE not retired (the producer counts the requests between
+//! them itself).
 //!
-//! * The producer writes a WQE's slot (Relaxed), then publishes `head`, the number of requests
-//!   posted, with a Release store. The consumer loads `head` with Acquire before it trusts a slot,
-//!   so a slot it accepts (one whose request number is below that `head`) is read whole, as
-//!   written: no torn `wr_id`.
-//! * The consumer publishes its progress, `tail` (requests retired) and `bb_tail` (the block
-//!   counter at the start of the oldest WQE not retired), in one 64-bit word with a Release store.
-//!   The producer loads it with Acquire before it reuses a slot or the blocks of a WQE, so the
-//!   consumer's reads of the retired slots (and, through the CQE the consumer acquired, the
-//!   device's reads of the retired WQEs) happen before the producer overwrites them.
-//! * A slot is trusted only if its request number is in `[tail, head)` (outstanding), it starts at
-//!   the block the CQE names and it is a WQE's start (a WQE's other blocks' slots are marked "no
-//!   WQE starts here" when it is posted). Such a slot is not written again until it is retired,
-//!   which only the consumer does; every other slot may be being rewritten, which atomics make
-//!   harmless: a stale or corrupt `wqe_counter` gets `None`, never another request's `wr_id`.
+//! * The producer writes a WQE's description (where it starts, its size, its opcode) into the
+//!   slots of its blocks and its `wr_id` into the first (Relaxed), then publishes `head` with a
+//!   Release store. The consumer loads `head` with Acquire before it trusts a slot, so a slot it
+//!   accepts (a WQE that starts below that `head`) is read whole, as written: no torn `wr_id`.
+//! * The consumer publishes `bb_tail` with a Release store. The producer loads it with Acquire
+//!   before it reuses a slot or the blocks of a WQE, so the consumer's reads of the retired slots
+//!   (and, through the CQE the consumer acquired, the device's reads of the retired WQEs) happen
+//!   before the producer overwrites them.
+//! * A slot is trusted only if the WQE it describes starts in `[bb_tail, head)` (outstanding) at
+//!   the block the CQE names. Such a slot is not written again until it is retired, which only the
+//!   consumer does; every other slot may be being rewritten, which atomics make harmless: a stale
+//!   or corrupt `wqe_counter` gets `None`, never another request's `wr_id`.
 //!
 //! Each side keeps the other's last published value and reloads it only when that does not
 //! suffice (the ring looks full to the producer, a slot looks unpublished to the consumer), so
@@ -57,9 +58,9 @@ pub struct Orderings {
     pub publish_head: Ordering,
     /// The consumer's load of `head`, before the slot.
     pub load_head: Ordering,
-    /// The consumer's store of `tail` and `bb_tail`, after reading the slot.
+    /// The consumer's store of `bb_tail`, after reading the slot.
     pub publish_retired: Ordering,
-    /// The producer's load of `tail` and `bb_tail`, before reusing slots and blocks.
+    /// The producer's load of `bb_tail`, before reusing slots and blocks.
     pub load_retired: Ordering,
 }
 
@@ -80,40 +81,31 @@ struct CacheLine<T>(T);
 /// What the consumer writes.
 #[derive(Debug)]
 struct Consumer {
-    /// `tail` (low 32 bits) and `bb_tail` (high 32 bits), published together.
-    retired: AtomicU64,
+    /// The block counter at the start of the oldest WQE not retired.
+    bb_tail: AtomicU32,
     /// The consumer's last load of `head` (only the consumer reads or writes it).
     seen_head: AtomicU32,
 }
 
-/// The hand-off of one WQE, at the slot of the block it starts at.
+/// The hand-off of one WQE, at the slot of each of its blocks.
 #[derive(Debug)]
 struct Slot {
     wr_id: AtomicU64,
-    /// [`meta`]: the request number, the start block's counter (low 16 bits), the size in blocks
-    /// (0: no WQE starts at this block) and the mlx5 opcode.
+    /// [`meta`]: the block counter the WQE starts at, its size in blocks and its mlx5 opcode.
     meta: AtomicU64,
 }
 
 /// Packs a slot's description of a WQE.
 #[inline(always)]
-fn meta(seq: u32, start: u32, bbs: u32, opcode: u8) -> u64 {
-    u64::from(seq)
-        | u64::from(start as u16) << 32
-        | u64::from(bbs as u8) << 48
-        | u64::from(opcode) << 56
-}
-
-/// `(tail, bb_tail)` of a `retired` word.
-#[inline(always)]
-fn unpack(retired: u64) -> (u32, u32) {
-    (retired as u32, (retired >> 32) as u32)
+fn meta(start: u32, bbs: u32, opcode: u8) -> u64 {
+    u64::from(start) | u64::from(bbs as u8) << 32 | u64::from(opcode) << 40
 }
 
 /// The shared half of a send queue: see the [module documentation](self).
 #[derive(Debug)]
 pub struct SendHandoff {
-    /// Requests published (free running; the producer's only shared write besides the slots).
+    /// The block counter after the last WQE published (free running; the producer's only shared
+    /// write besides the slots).
     head: CacheLine<AtomicU32>,
     consumer: CacheLine<Consumer>,
     slots: Box<[Slot]>,
@@ -131,7 +123,7 @@ impl SendHandoff {
         SendHandoff {
             head: CacheLine(AtomicU32::new(0)),
             consumer: CacheLine(Consumer {
-                retired: AtomicU64::new(0),
+                bb_tail: AtomicU32::new(0),
                 seen_head: AtomicU32::new(0),
             }),
             slots: (0..wqe_cnt)
@@ -161,45 +153,45 @@ impl SendHandoff {
         self.ord = ord;
     }
 
-    /// Producer: `(tail, bb_tail)` as the consumer last published them, loaded with acquire
-    /// ordering: the slots of requests before `tail` and the blocks before `bb_tail` are free.
+    /// Producer: `bb_tail` as the consumer last published it, loaded with acquire ordering: the
+    /// slots and blocks before it are free.
     #[inline(always)]
-    pub(crate) fn load_retired(&self) -> (u32, u32) {
-        unpack(self.consumer.0.retired.load(self.ord().load_retired))
+    pub(crate) fn load_retired(&self) -> u32 {
+        self.consumer.0.bb_tail.load(self.ord().load_retired)
     }
 
-    /// Producer: hands over request `seq` (the next after those published), a WQE of `bbs` blocks
-    /// (1 to 16) from block counter `start`, and publishes it with a release store of `head`.
-    /// The blocks must be free (before `bb_tail` plus the ring's size, as last loaded).
+    /// Producer: hands over a WQE of `bbs` blocks (1 to 16, at most the ring's) from block counter
+    /// `start` (`head`, the end of the one before), and publishes it with a release store of
+    /// `head`. The blocks must be free (before `bb_tail` plus the ring's size, as last loaded).
     #[inline(always)]
-    pub(crate) fn publish(&self, seq: u32, start: u32, bbs: u32, wr_id: u64, opcode: u8) {
+    pub(crate) fn publish(&self, start: u32, bbs: u32, wr_id: u64, opcode: u8) {
+        let m = meta(start, bbs, opcode);
         let slot = &self.slots[(start & self.mask) as usize];
         slot.wr_id.store(wr_id, Ordering::Relaxed);
-        slot.meta
-            .store(meta(seq, start, bbs, opcode), Ordering::Relaxed);
+        slot.meta.store(m, Ordering::Relaxed);
         if bbs > 1 {
-            self.mark_no_start(start, bbs);
+            self.mark_inside(start, bbs, m);
         }
         self.head
             .0
-            .store(seq.wrapping_add(1), self.ord().publish_head);
+            .store(start.wrapping_add(bbs), self.ord().publish_head);
     }
 
-    /// Marks the slots of a WQE's blocks after its first as starting no WQE, so that every slot
-    /// is rewritten on each pass over the ring and none keeps a retired request's number long
-    /// enough for it to come round again.
+    /// Gives the slots of a WQE's blocks after its first the WQE's description too: a counter
+    /// naming such a block is not the WQE's start, so it retires nothing, and every slot is
+    /// rewritten on each pass over the ring (none keeps a description from before a reset).
     #[cold]
-    fn mark_no_start(&self, start: u32, bbs: u32) {
+    fn mark_inside(&self, start: u32, bbs: u32, m: u64) {
         for b in 1..bbs {
             let slot = &self.slots[(start.wrapping_add(b) & self.mask) as usize];
-            slot.meta.store(0, Ordering::Relaxed);
+            slot.meta.store(m, Ordering::Relaxed);
         }
     }
 
     /// Consumer: retires the WQE a completion names by `wqe_counter`, and with it every earlier
     /// one (they completed before it, unsignaled or not), and returns its `wr_id` and opcode.
     /// `None` if no outstanding WQE starts at that counter (a stale or corrupt CQE, or one whose
-    /// request is not published).
+    /// WQE is not published).
     ///
     /// One consumer at a time: calls of `retire` (and [`reset`](Self::reset)) must not overlap.
     /// Nothing unsound follows if they do (the hand-off is atomics only), but two overlapping
@@ -210,15 +202,17 @@ impl SendHandoff {
     #[inline]
     pub fn retire(&self, wqe_counter: u16) -> Option<Retired> {
         let consumer = &self.consumer.0;
-        // The consumer's own words: only it writes them.
-        let (tail, bb_tail) = unpack(consumer.retired.load(Ordering::Relaxed));
+        // The consumer's own word: only it (or a reset, ordered before by the CQ's lock) writes it.
+        let bb_tail = consumer.bb_tail.load(Ordering::Relaxed);
         let slot = &self.slots[(u32::from(wqe_counter) & self.mask) as usize];
+        // Outstanding (between `bb_tail` and `head`) and starting at the block the CQE names.
         let accept = |meta: u64, head: u32| {
-            let (seq, start, bbs) = (meta as u32, (meta >> 32) as u16, (meta >> 48) as u8);
-            (seq.wrapping_sub(tail) < head.wrapping_sub(tail)) & (start == wqe_counter) & (bbs != 0)
+            let start = meta as u32;
+            (start.wrapping_sub(bb_tail) < head.wrapping_sub(bb_tail))
+                & (start as u16 == wqe_counter)
         };
         // `seen_head` was loaded with acquire ordering earlier (by this consumer, or one before it
-        // that the CQ's lock orders before this one): the slots of requests before it are whole.
+        // that the CQ's lock orders before this one): the slots of the WQEs before it are whole.
         let mut meta = slot.meta.load(Ordering::Relaxed);
         if !accept(meta, consumer.seen_head.load(Ordering::Relaxed)) {
             let head = self.head.0.load(self.ord().load_head);
@@ -230,30 +224,21 @@ impl SendHandoff {
             }
         }
         let wr_id = slot.wr_id.load(Ordering::Relaxed);
-        // The WQE starts `wqe_counter - bb_tail` blocks (modulo 2^16) after `bb_tail`: an
-        // outstanding WQE starts less than the ring's size, at most 2^16 blocks, after it.
-        let start = bb_tail.wrapping_add(u32::from(wqe_counter.wrapping_sub(bb_tail as u16)));
-        let end = start.wrapping_add(u32::from((meta >> 48) as u8));
-        let seq = meta as u32;
-        consumer.retired.store(
-            u64::from(seq.wrapping_add(1)) | u64::from(end) << 32,
-            self.ord().publish_retired,
-        );
+        let end = (meta as u32).wrapping_add(u32::from((meta >> 32) as u8));
+        consumer.bb_tail.store(end, self.ord().publish_retired);
         Some(Retired {
             wr_id,
-            opcode: (meta >> 56) as u8,
+            opcode: (meta >> 40) as u8,
         })
     }
 
-    /// Forgets every outstanding WQE: `tail` becomes `head` (request numbers keep running, so no
-    /// slot written before is trusted again) and `bb_tail` 0, where the producer's block counter
-    /// starts over. Both sides' exclusive: the producer's (`&mut SendQueue`, under the send
-    /// queue's lock) and the consumer's (the backend holds the send CQ's lock).
-    pub(crate) fn reset(&self, head: u32) {
+    /// Forgets every WQE: `head` and `bb_tail` go to 0, where the producer's block counter starts
+    /// over. Both sides' exclusive: the producer's (`&mut SendQueue`, under the send queue's lock)
+    /// and the consumer's (the backend holds the send CQ's lock).
+    pub(crate) fn reset(&self) {
+        self.head.0.store(0, self.ord().publish_head);
         let consumer = &self.consumer.0;
-        consumer.seen_head.store(head, Ordering::Relaxed);
-        consumer
-            .retired
-            .store(u64::from(head), self.ord().publish_retired);
+        consumer.seen_head.store(0, Ordering::Relaxed);
+        consumer.bb_tail.store(0, self.ord().publish_retired);
     }
 }

@@ -1034,7 +1034,7 @@ mod tests {
             DmaBuf::new(4096, Verb::CreateQp).unwrap(),
         );
         let handoff = Arc::new(SendHandoff::new(4));
-        handoff.publish(0, 0, 1, 77, super::super::wqe::opcode::SEND);
+        handoff.publish(0, 1, 77, super::super::wqe::opcode::SEND);
         shared.sq_handoff = Some(Arc::clone(&handoff));
         shared.send_cqn = 5;
         assert_eq!(shared.retire_send(6, 0), None, "another CQ");

@@ -302,11 +302,14 @@ pub struct SendQueue<B> {
     cur_post: u32,
     /// Requests posted (free running).
     head: u32,
-    /// Requests retired (free running) and `cur_post` at the start of the oldest WQE not retired,
-    /// as last loaded from the hand-off: they only grow (until a reset), so the free space they
+    /// `cur_post` at the start of the oldest WQE not retired, as last loaded from the hand-off,
+    /// and the requests retired before it: they only grow (until a reset), so the free space they
     /// show is there; they are loaded again when it does not suffice.
-    tail: u32,
     bb_tail: u32,
+    tail: u32,
+    /// The request number (`head`) of the WQE starting at each block (rdma-core's `wqe_head`), by
+    /// which `tail` follows `bb_tail`. The queue's own: the poller never reads it.
+    seqs: Box<[u32]>,
     /// What the queue shares with the poller of its completions: each WQE's `wr_id` and extent,
     /// and which WQEs are retired.
     handoff: Arc<SendHandoff>,
@@ -382,6 +385,7 @@ impl<B: SendRing> SendQueue<B> {
             head: 0,
             tail: 0,
             bb_tail: 0,
+            seqs: vec![0; wqe_cnt as usize].into_boxed_slice(),
             handoff: Arc::new(SendHandoff::new(wqe_cnt)),
             pending: 0,
             last: NO_WQE,
@@ -472,16 +476,20 @@ impl<B: SendRing> SendQueue<B> {
     /// blocks.
     #[inline(always)]
     fn has_room(&self, bbs: u32) -> bool {
-        let used = self.cur_post.wrapping_sub(self.bb_tail);
-        (self.head.wrapping_sub(self.tail) < self.cfg.max_send_wr)
-            & (!self.size_checks | (bbs <= self.wqe_cnt - used))
+        let requests = self.head.wrapping_sub(self.tail) < self.cfg.max_send_wr;
+        if self.size_checks {
+            requests & (bbs <= self.wqe_cnt - self.cur_post.wrapping_sub(self.bb_tail))
+        } else {
+            requests
+        }
     }
 
     /// Loads what the poller has retired (acquire: its reads of the retired slots, and the
     /// device's of the retired WQEs, happen before this queue reuses them).
     #[inline]
     fn load_retired(&mut self) {
-        (self.tail, self.bb_tail) = self.handoff.load_retired();
+        self.bb_tail = self.handoff.load_retired();
+        self.tail = self.tail_at(self.bb_tail);
     }
 
     /// `post` for a request the fast path did not take: the checks one by one, with the error of
@@ -603,9 +611,9 @@ impl<B: SendRing> SendQueue<B> {
         }
 
         self.cur_post = start.wrapping_add(bbs);
+        self.seqs[idx] = self.head;
         // Before the doorbell: a CQE of this WQE finds it published.
-        self.handoff
-            .publish(self.head, start, bbs, wr.wr_id, mlx5_opcode);
+        self.handoff.publish(start, bbs, wr.wr_id, mlx5_opcode);
         self.head = self.head.wrapping_add(1);
         let posted = PostedWqe {
             index: start as u16,
@@ -729,6 +737,17 @@ impl<B: SendRing> SendQueue<B> {
 }
 
 impl<B: AsRef<[u8]>> SendQueue<B> {
+    /// The requests retired when the oldest WQE not retired starts at `bb_tail`: those before the
+    /// request of that WQE, which no post has overwritten (its blocks are not free), or all.
+    #[inline]
+    fn tail_at(&self, bb_tail: u32) -> u32 {
+        if bb_tail == self.cur_post {
+            self.head
+        } else {
+            self.seqs[(bb_tail & (self.wqe_cnt - 1)) as usize]
+        }
+    }
+
     /// The configuration the queue was created with.
     pub fn config(&self) -> &SendQueueConfig {
         &self.cfg
@@ -747,12 +766,13 @@ impl<B: AsRef<[u8]>> SendQueue<B> {
 
     /// Requests posted and not yet retired.
     pub fn outstanding(&self) -> u32 {
-        self.head.wrapping_sub(self.handoff.load_retired().0)
+        self.head
+            .wrapping_sub(self.tail_at(self.handoff.load_retired()))
     }
 
     /// Basic blocks free for new WQEs.
     pub fn free_blocks(&self) -> u32 {
-        self.wqe_cnt - self.cur_post.wrapping_sub(self.handoff.load_retired().1)
+        self.wqe_cnt - self.cur_post.wrapping_sub(self.handoff.load_retired())
     }
 
     /// What the queue shares with the poller of its completions, which retires WQEs through it
@@ -813,11 +833,10 @@ impl<B: AsRef<[u8]>> SendQueue<B> {
     /// (`mlx5_init_qp_indices`). The ring is left as it is. No [`SendHandoff::retire`] may run
     /// meanwhile (the backend holds the send CQ's lock).
     pub fn reset(&mut self) {
-        // Request numbers keep running (only the hand-off sees them): every slot written before
-        // names a request before the new `tail`, which no completion retires.
-        self.handoff.reset(self.head);
+        self.handoff.reset();
         self.cur_post = 0;
-        self.tail = self.head;
+        self.head = 0;
+        self.tail = 0;
         self.bb_tail = 0;
         self.pending = 0;
         self.last = NO_WQE;
@@ -1024,8 +1043,8 @@ mod tests {
     }
 
     /// A completion naming a slot written before a reset, or the second block of a two-block
-    /// WQE, retires nothing. (Before the hand-off kept request numbers running across a reset, the
-    /// first gave the `wr_id` of a request posted before it.)
+    /// WQE, retires nothing. (Before the hand-off, the first gave the `wr_id` of a request posted
+    /// before the reset.)
     #[test]
     fn stale_slots_after_reset_and_inside_a_wqe_name_nothing() {
         let mut ring = vec![0u8; 4 * 64];
