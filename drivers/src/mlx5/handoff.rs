@@ -3,7 +3,7 @@
 //! it starts and how long it is), and what the poller tells the posters back (which WQEs are
 //! retired, so their blocks and request slots may be reused).
 //!
-//! It is a single-producer, single-consumer ring of [`Slot`]s, one per basic block of the send
+//! It is a single-producer, single-consumer ring of slots, one per basic block of the send
 //! ring, indexed by block (a CQE names a WQE by the counter of the block it starts at,
 //! `wqe_counter`). The producer is whoever posts (posters serialise among themselves with the send
 //! queue's lock); the consumer is the poller of the queue pair's send CQ (pollers serialise with
