@@ -26,6 +26,12 @@
 //!
 //! Each model also has a variant with one ordering weakened to `Relaxed`, which loom must reject
 //! (`#[should_panic]`): the checks demonstrably bite.
+//!
+//! One protocol is not a model but the production code itself: the mlx5 send queue's hand-off to
+//! its completion queue's poller (`drivers/src/mlx5/handoff.rs`), whose atomics are loom's when
+//! the crate is built with `--cfg loom`. The real `SendQueue::post` runs on one thread and
+//! `SendHandoff::retire` on another; its weakened variants go through a hook that exists only in
+//! loom builds (`SendQueue::set_handoff_orderings`).
 
 /// The orderings the models assume, checked against the production sources.
 #[test]
@@ -153,10 +159,20 @@ mod model {
     /// otherwise, and reports how many executions that took. A model with a single execution would
     /// check nothing, so that is refused.
     fn check(f: impl Fn() + Sync + Send + 'static) {
+        check_bounded(None, f)
+    }
+
+    /// [`check`], with at most `bound` preemptions per execution (unless `LOOM_MAX_PREEMPTIONS`
+    /// says otherwise): for the models that run production code, whose every atomic access is a
+    /// branch point, too many to explore them all.
+    fn check_bounded(bound: Option<usize>, f: impl Fn() + Sync + Send + 'static) {
         let name = std::thread::current().name().unwrap_or("model").to_owned();
         let counted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let c = std::sync::Arc::clone(&counted);
         let mut b = loom::model::Builder::new();
+        if b.preemption_bound.is_none() {
+            b.preemption_bound = bound;
+        }
         b.max_branches = 100_000;
         b.check(move || {
             c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -624,5 +640,270 @@ mod model {
                 dbrec_store: Ordering::Relaxed,
             },
         );
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // mlx5 send queue hand-off (drivers/src/mlx5/handoff.rs): the production `SendQueue::post` on
+    // the poster's thread, the production `SendHandoff::retire` on the poller's, sharing only the
+    // hand-off. The device is folded into the poller: after the poster's post of WQE k it stores
+    // `k + 1` into `rung` (Release: the doorbell record after `udma_to_device_barrier`); the
+    // poller, having loaded `rung` (Acquire: the device's load of the record, then its CQE, then
+    // the poller's acquire of the CQE's owner byte) reads the blocks of the WQEs it completes (the
+    // device reading them) and retires them. The ring's blocks are loom cells, written by
+    // `SendRing::wqe_mut` as `post` builds a WQE in them: loom reports a block rewritten before
+    // the read of the WQE that held it is ordered before the write (the poster overwrote a WQE
+    // the poller had not retired).
+
+    use std::sync::Arc as StdArc;
+
+    use uverbs_drivers::error::Error;
+    use uverbs_drivers::mlx5::handoff::{Orderings, Retired, ORDERINGS};
+    use uverbs_drivers::mlx5::sq::{QpType, SendQueue, SendQueueConfig, SendRing};
+    use uverbs_drivers::mlx5::wqe::opcode;
+    use uverbs_drivers::wr::{SendWr, Sge};
+
+    /// A send ring whose 64-byte blocks each have a loom cell: see above.
+    struct CellRing {
+        bytes: Vec<u8>,
+        blocks: StdArc<Vec<UnsafeCell<u32>>>,
+    }
+
+    impl AsRef<[u8]> for CellRing {
+        fn as_ref(&self) -> &[u8] {
+            &self.bytes
+        }
+    }
+
+    impl SendRing for CellRing {
+        fn wqe_mut(&mut self, offset: usize, len: usize) -> (&mut [u8], &mut [u8]) {
+            let n = self.blocks.len();
+            for b in 0..len / 64 {
+                // SAFETY: (model) loom checks that the poller's read of the WQE this block held
+                // happens before this write.
+                self.blocks[(offset / 64 + b) % n].with_mut(|p| unsafe { *p += 1 });
+            }
+            let (front, back) = self.bytes.split_at_mut(offset);
+            if back.len() >= len {
+                (&mut back[..len], &mut [])
+            } else {
+                let wrapped = len - back.len();
+                (back, &mut front[..wrapped])
+            }
+        }
+    }
+
+    /// The preemption bound of the hand-off models (loom's documentation: most bugs show within
+    /// two or three).
+    const HANDOFF_PREEMPTIONS: usize = 3;
+
+    /// Whether `UVERBS_LONG=1` asks for the long variants.
+    fn long() -> bool {
+        std::env::var_os("UVERBS_LONG").is_some_and(|v| v == "1")
+    }
+
+    /// The `wr_id` of request `k` (never 0, the slots' initial value).
+    fn wr_id(k: usize) -> u64 {
+        0x1000 + k as u64
+    }
+
+    /// `sizes[k]` blocks for request `k` (a send of 1 entry is 1 block, of 5 entries 2), on a ring
+    /// of `blocks` blocks holding at most `max_wr` requests; the poller completes the requests of
+    /// `signaled` (in order; the last request among them), retiring the others implicitly.
+    fn handoff_model(
+        blocks: usize,
+        max_wr: u32,
+        sizes: &'static [u32],
+        signaled: &'static [usize],
+        ord: Orderings,
+        preemptions: usize,
+    ) {
+        assert_eq!(signaled.last(), Some(&(sizes.len() - 1)));
+        check_bounded(Some(preemptions), move || {
+            let cells: StdArc<Vec<UnsafeCell<u32>>> =
+                StdArc::new((0..blocks).map(|_| UnsafeCell::new(0)).collect());
+            let ring = CellRing {
+                bytes: vec![0; blocks * 64],
+                blocks: StdArc::clone(&cells),
+            };
+            let cfg = SendQueueConfig {
+                qpn: 0x42,
+                user_index: None,
+                qp_type: QpType::Rc,
+                max_send_wr: max_wr,
+                max_send_sge: 5,
+                max_inline_data: 0,
+                sq_sig_all: false,
+            };
+            let mut sq = SendQueue::new(ring, cfg).expect("a valid queue");
+            sq.set_handoff_orderings(ord);
+            let handoff = StdArc::clone(sq.handoff());
+            // Each request's WQE counter: the blocks before it.
+            let counters: Vec<u16> = sizes
+                .iter()
+                .scan(0u32, |at, &bbs| {
+                    let c = *at as u16;
+                    *at += bbs;
+                    Some(c)
+                })
+                .collect();
+            let rung = Arc::new(AtomicU32::new(0));
+            let poster = {
+                let rung = Arc::clone(&rung);
+                let counters = counters.clone();
+                thread::spawn(move || {
+                    let sge = Sge {
+                        addr: 0x1_0000,
+                        length: 8,
+                        lkey: 7,
+                    };
+                    let sges = [sge; 5];
+                    for (k, &bbs) in sizes.iter().enumerate() {
+                        let entries = if bbs == 1 { 1 } else { 5 };
+                        let wr = SendWr::send(wr_id(k), &sges[..entries]);
+                        loop {
+                            match sq.post(&wr, None) {
+                                Ok(w) => {
+                                    assert_eq!((w.index, w.bbs), (counters[k], bbs));
+                                    break;
+                                }
+                                Err(Error::QueueFull { .. }) => thread::yield_now(),
+                                Err(e) => panic!("post {k}: {e}"),
+                            }
+                        }
+                        rung.store(k as u32 + 1, Ordering::Release);
+                    }
+                    sq
+                })
+            };
+            let expect = |k: usize| {
+                Some(Retired {
+                    wr_id: wr_id(k),
+                    opcode: opcode::SEND,
+                })
+            };
+            // The requests the poller has seen completed (read, then retired), or retired early.
+            let mut done = 0;
+            for &k in signaled {
+                // Once, ahead of the device (a corrupt CQE naming a request that may be half
+                // written): nothing, or the request whole.
+                let mut retired = false;
+                if rung.load(Ordering::Acquire) as usize <= k {
+                    if sizes[k] > 1 {
+                        assert_eq!(
+                            handoff.retire(counters[k].wrapping_add(1)),
+                            None,
+                            "the second block of request {k} starts no WQE"
+                        );
+                    }
+                    if let got @ Some(_) = handoff.retire(counters[k]) {
+                        assert_eq!(got, expect(k), "a torn or wrong request {k}");
+                        retired = true;
+                    }
+                }
+                if !retired {
+                    while rung.load(Ordering::Acquire) as usize <= k {
+                        thread::yield_now();
+                    }
+                    // The device read requests done..=k and wrote the CQE of k.
+                    for j in done..=k {
+                        for b in 0..sizes[j] {
+                            let block = (u32::from(counters[j]) + b) as usize % blocks;
+                            // SAFETY: (model) loom checks the poster's write of the block happens
+                            // before this read.
+                            cells[block].with(|p| unsafe { *p });
+                        }
+                    }
+                    assert_eq!(
+                        handoff.retire(counters[k]),
+                        expect(k),
+                        "request {k} is published: its completion finds it, whole"
+                    );
+                }
+                // A duplicate or stale completion retires nothing.
+                for j in done..=k {
+                    assert_eq!(
+                        handoff.retire(counters[j]),
+                        None,
+                        "request {j} retired twice"
+                    );
+                }
+                done = k + 1;
+            }
+            let mut sq = poster.join().unwrap();
+            assert_eq!(sq.outstanding(), 0, "every request retired");
+            assert_eq!(sq.free_blocks(), blocks as u32);
+            for &c in &counters {
+                assert_eq!(sq.retire(c), None);
+            }
+        });
+    }
+
+    /// Two blocks, a one-block request then a two-block one, which waits for the first's
+    /// retirement and wraps over the ring's end.
+    #[test]
+    fn mlx5_send_handoff_wrap() {
+        handoff_model(2, 2, &[1, 2], &[0, 1], ORDERINGS, HANDOFF_PREEMPTIONS);
+    }
+
+    /// Two blocks, three one-block requests, at most two in flight: the first is retired only
+    /// implicitly (by the second's completion), and the third reuses its block.
+    #[test]
+    fn mlx5_send_handoff_implicit() {
+        handoff_model(2, 2, &[1, 1, 1], &[1, 2], ORDERINGS, HANDOFF_PREEMPTIONS);
+    }
+
+    /// Four blocks, up to two requests in flight, of one and two blocks, one retired only
+    /// implicitly, the last wrapping: two preemptions (three with `UVERBS_LONG=1`: 917 502
+    /// executions, a minute and a half).
+    #[test]
+    fn mlx5_send_handoff_four_blocks() {
+        let preemptions = if long() { HANDOFF_PREEMPTIONS } else { 2 };
+        handoff_model(4, 2, &[1, 2, 1, 1], &[0, 2, 3], ORDERINGS, preemptions);
+    }
+
+    /// `head` published Relaxed: a poller ahead of the device may find a slot's description
+    /// without its `wr_id`.
+    #[test]
+    #[should_panic(expected = "a torn or wrong request")]
+    fn mlx5_send_handoff_relaxed_head_is_caught() {
+        let ord = Orderings {
+            publish_head: Ordering::Relaxed,
+            ..ORDERINGS
+        };
+        handoff_model(2, 2, &[1, 1], &[0, 1], ord, HANDOFF_PREEMPTIONS);
+    }
+
+    /// `head` loaded Relaxed: the same.
+    #[test]
+    #[should_panic(expected = "a torn or wrong request")]
+    fn mlx5_send_handoff_relaxed_head_load_is_caught() {
+        let ord = Orderings {
+            load_head: Ordering::Relaxed,
+            ..ORDERINGS
+        };
+        handoff_model(2, 2, &[1, 1], &[0, 1], ord, HANDOFF_PREEMPTIONS);
+    }
+
+    /// The retirement published Relaxed: the poster may rewrite a block before the device's read
+    /// of it is ordered before.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn mlx5_send_handoff_relaxed_retirement_is_caught() {
+        let ord = Orderings {
+            publish_retired: Ordering::Relaxed,
+            ..ORDERINGS
+        };
+        handoff_model(1, 1, &[1, 1], &[0, 1], ord, HANDOFF_PREEMPTIONS);
+    }
+
+    /// The retirement loaded Relaxed: the same.
+    #[test]
+    #[should_panic(expected = "Causality violation")]
+    fn mlx5_send_handoff_relaxed_retirement_load_is_caught() {
+        let ord = Orderings {
+            load_retired: Ordering::Relaxed,
+            ..ORDERINGS
+        };
+        handoff_model(1, 1, &[1, 1], &[0, 1], ord, HANDOFF_PREEMPTIONS);
     }
 }

@@ -175,8 +175,9 @@ impl CqShared {
     }
 
     /// Removes the CQEs `remove` selects (a queue pair's, when it is reset or destroyed) and tells
-    /// the device about the freed entries.
-    pub(crate) fn clean(&self, remove: impl FnMut(&Cqe64) -> bool) {
+    /// the device about the freed entries; then, still under the CQ's lock (so that no poller of
+    /// this CQ runs meanwhile), calls `then` (a reset queue pair starts its send queue over).
+    pub(crate) fn clean(&self, remove: impl FnMut(&Cqe64) -> bool, then: impl FnOnce()) {
         // Waits for a resize in progress (F30): the old ring holds the resize CQE the copy needs,
         // and the device is moving to the new ring.
         let _resize = self.resize.lock().unwrap_or_else(|p| p.into_inner());
@@ -185,6 +186,7 @@ impl CqShared {
         if st.cq.clean(remove) > 0 {
             st.cq.update_consumer_index(&mut &self.dbrec);
         }
+        then();
         drop(st);
         // Outside the lock: not the last reference (see `CqState::cached`), but a queue's
         // reference is dropped where no poller waits, on principle.
@@ -330,6 +332,7 @@ impl Mlx5Cq {
         }
         let start = st.cq.consumer_index();
         let mut target = Resolver {
+            cqn: self.shared.cqn,
             table: &m.resources,
             generation: m.resources.generation(),
             cached: &mut st.cached,
@@ -506,6 +509,8 @@ impl Drop for Mlx5Cq {
 /// Finds the queues CQEs name, in the context's table (one lookup per run of CQEs of the same
 /// queue).
 struct Resolver<'t> {
+    /// The CQ being polled: send WQEs are retired only by their queue pair's send CQ.
+    cqn: u32,
     table: &'t ResourceTable,
     /// The table's generation when this poll began.
     generation: u64,
@@ -534,8 +539,9 @@ impl Resolver<'_> {
 impl CompletionTarget for Resolver<'_> {
     #[inline]
     fn retire_send(&mut self, key: WqKey, wqe_counter: u16) -> Option<Retired> {
+        let cqn = self.cqn;
         match self.get(key)? {
-            Resource::Qp(qp) => qp.retire_send(wqe_counter),
+            Resource::Qp(qp) => qp.retire_send(cqn, wqe_counter),
             Resource::Srq(_) => None,
         }
     }

@@ -7,7 +7,9 @@
 //! use: the kernel then hands out `total_num_bfregs` static BlueFlame registers.
 //!
 //! The data path, as models over caller-provided buffers: [`wqe`] (send WQE segments), [`sq`]
-//! (the [`sq::SendQueue`] that builds them into the SQ ring), [`cqe`] (CQE views), [`poller`]
+//! (the [`sq::SendQueue`] that builds them into the SQ ring), [`handoff`] (what the send queue
+//! hands its completion queue's poller: the lock-free single-producer, single-consumer ring of
+//! posted WQEs), [`cqe`] (CQE views), [`poller`]
 //! (the [`poller::CqPoller`] that polls them) and [`doorbell`] (doorbell records, UAR writes,
 //! BlueFlame registers). `drivers/tests/mlx5_golden.rs` checks them byte for byte against rdma-core's
 //! `<infiniband/mlx5dv.h>`.
@@ -27,6 +29,7 @@
 //! [`wqe`]: crate::mlx5::wqe
 //! [`sq`]: crate::mlx5::sq
 //! [`sq::SendQueue`]: crate::mlx5::sq::SendQueue
+//! [`handoff`]: crate::mlx5::handoff
 //! [`cqe`]: crate::mlx5::cqe
 //! [`poller`]: crate::mlx5::poller
 //! [`poller::CqPoller`]: crate::mlx5::poller::CqPoller
@@ -44,6 +47,7 @@ pub mod clock;
 pub mod cq;
 pub mod cqe;
 pub mod doorbell;
+pub mod handoff;
 pub mod poller;
 pub mod qp;
 pub mod sq;

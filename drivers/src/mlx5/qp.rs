@@ -13,8 +13,9 @@
 //! lone WQE or the 8-byte doorbell, alternating the register's halves. Posting receives writes data
 //! segments (and a terminator when fewer than the maximum) and stores the receive counter. Neither
 //! makes a system call. Completions find the QP through the context's table and retire its WQEs
-//! (`QpShared`); a move to RESET removes the QP's CQEs from its CQs and starts the queues over,
-//! as rdma-core does.
+//! (`QpShared`): send WQEs through the send queue's [`SendHandoff`], without the send queue's lock,
+//! so that a poster and the poller of its send CQ never wait for each other. A move to RESET
+//! removes the QP's CQEs from its CQs and starts the queues over, as rdma-core does.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -29,6 +30,7 @@ use super::buf::{Dbrec, DbrecPool, DmaBuf};
 use super::cq::{CqShared, Mlx5Cq};
 use super::cqe::{cqe_opcode, Cqe64};
 use super::doorbell::{RCV_DBR, SND_DBR};
+use super::handoff::SendHandoff;
 use super::poller::WqKey;
 use super::sq::{QpType, Retired, SendQueue, SendQueueConfig, SendRing};
 use super::srq::{Mlx5Srq, SrqShared};
@@ -414,7 +416,13 @@ impl RecvQueue {
 /// What a QP shares with the CQs that complete its work requests.
 #[derive(Debug)]
 pub(crate) struct QpShared {
+    /// The posters' side of the send queue (they serialise with its lock).
     sq: Option<SpinMutex<SendQueue<SqRing>>>,
+    /// The send queue's hand-off, the poller's side: [`SendHandoff::retire`] under the send CQ's
+    /// lock alone, which also makes the poller of that CQ its only consumer.
+    sq_handoff: Option<Arc<SendHandoff>>,
+    /// The send CQ's number: only its poller retires send WQEs.
+    send_cqn: u32,
     rq: Option<SpinMutex<RecvQueue>>,
     srq: Option<Arc<SrqShared>>,
     dbrec: Dbrec,
@@ -428,6 +436,8 @@ impl QpShared {
     pub(crate) fn bare(dbrec: Dbrec, buf: DmaBuf) -> QpShared {
         QpShared {
             sq: None,
+            sq_handoff: None,
+            send_cqn: 0,
             rq: None,
             srq: None,
             dbrec,
@@ -445,10 +455,15 @@ impl QpShared {
         self.rq.as_ref().map(|m| m.lock())
     }
 
-    /// Retires the send WQE a completion names, and the unsignaled ones before it.
+    /// Retires the send WQE a completion of CQ `cqn` names, and the unsignaled ones before it:
+    /// `None` unless `cqn` is the send CQ (whose lock the caller holds: one consumer of the
+    /// hand-off at a time). Takes no lock of the send queue.
     #[inline]
-    pub(crate) fn retire_send(&self, wqe_counter: u16) -> Option<Retired> {
-        self.sq()?.retire(wqe_counter)
+    pub(crate) fn retire_send(&self, cqn: u32, wqe_counter: u16) -> Option<Retired> {
+        if cqn != self.send_cqn {
+            return None;
+        }
+        self.sq_handoff.as_ref()?.retire(wqe_counter)
     }
 
     /// The `wr_id` of the receive a completion names: the SRQ's WQE it names, or the oldest of the
@@ -598,12 +613,13 @@ impl Mlx5Qp {
                 sq_sig_all: init.sq_sig_all,
             };
             match SendQueue::new(ring, cfg) {
-                Ok(sq) => Some(SpinMutex::new(sq)),
+                Ok(sq) => Some((Arc::clone(sq.handoff()), SpinMutex::new(sq))),
                 Err(e) => return Err(fail(e, buf, dbrec)),
             }
         } else {
             None
         };
+        let (sq_handoff, sq) = sq.unzip();
         let rq = (sizes.rq_wqe_cnt > 0).then(|| {
             SpinMutex::new(RecvQueue {
                 ring: base,
@@ -618,6 +634,8 @@ impl Mlx5Qp {
         });
         let shared = Arc::new(QpShared {
             sq,
+            sq_handoff,
+            send_cqn: send_cq.cqn(),
             rq,
             srq: srq.map(|s| Arc::clone(s.shared())),
             dbrec,
@@ -723,7 +741,8 @@ impl Mlx5Qp {
         result
     }
 
-    /// Posts send requests: stops at the first refused, or (`ALL`) undoes those before it too.
+    /// Posts send requests: stops at the first refused, or (`ALL`) checks them all first and posts
+    /// none when one would be refused.
     ///
     /// # Safety
     /// As [`QpBackend::post_send`].
@@ -753,9 +772,15 @@ impl Mlx5Qp {
                 },
             });
         };
+        if ALL {
+            // All or nothing: the whole batch is checked before any of it is written.
+            if let Err((index, error)) = sq.check_all(wrs, |w| (w.as_ref(), ah(w).map(Mlx5Ah::av)))
+            {
+                return Err(PostError { index, error });
+            }
+        }
         let mut failure = None;
         let mut posted = 0;
-        let mark = sq.mark();
         for (index, w) in wrs.iter().enumerate() {
             match sq.post(w.as_ref(), ah(w).map(Mlx5Ah::av)) {
                 Ok(_) => posted += 1,
@@ -765,10 +790,7 @@ impl Mlx5Qp {
                 }
             }
         }
-        if ALL && failure.is_some() {
-            sq.rollback(mark);
-            posted = 0;
-        }
+        debug_assert!(!ALL || failure.is_none(), "a checked batch was refused");
         if posted > 0 {
             let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
             let mut bf = reg.state.lock();
@@ -782,8 +804,10 @@ impl Mlx5Qp {
         failure.map_or(Ok(()), Err)
     }
 
-    /// Removes this queue pair's completions from its CQs (rdma-core's `mlx5_cq_clean`).
-    fn clean_cqs(&self) {
+    /// Removes this queue pair's completions from its CQs (rdma-core's `mlx5_cq_clean`); with
+    /// `reset`, then starts the send queue over, under the send CQ's lock (no retirement of its
+    /// WQEs runs meanwhile) and then the send queue's.
+    fn clean_cqs(&self, reset: bool) {
         let key = self.key;
         // A resize CQE names no queue (its user index and QP number fields are 0): never ours.
         let ours = move |c: &Cqe64| {
@@ -795,7 +819,7 @@ impl Mlx5Qp {
                 }
         };
         let srq = self.shared.srq.as_ref();
-        self.recv_cq.clean(|c| {
+        let recv = |c: &Cqe64| {
             if !ours(c) {
                 return false;
             }
@@ -803,9 +827,19 @@ impl Mlx5Qp {
                 srq.complete(c.wqe_counter.get());
             }
             true
-        });
-        if !Arc::ptr_eq(&self.send_cq, &self.recv_cq) {
-            self.send_cq.clean(ours);
+        };
+        let reset_sq = || {
+            if reset {
+                if let Some(mut sq) = self.shared.sq() {
+                    sq.reset();
+                }
+            }
+        };
+        if Arc::ptr_eq(&self.send_cq, &self.recv_cq) {
+            self.recv_cq.clean(recv, reset_sq);
+        } else {
+            self.recv_cq.clean(recv, || ());
+            self.send_cq.clean(ours, reset_sq);
         }
     }
 }
@@ -845,10 +879,7 @@ impl QpBackend for Mlx5Qp {
         unsafe { cmd::modify_qp(&self.ctx, &req) }?;
         if req.attr_mask & crate::qp_state::mask::STATE != 0 {
             if req.qp_state == state::RESET {
-                self.clean_cqs();
-                if let Some(mut sq) = self.shared.sq() {
-                    sq.reset();
-                }
+                self.clean_cqs(true);
                 if let Some(mut rq) = self.shared.rq() {
                     rq.head = 0;
                     rq.tail = 0;
@@ -890,8 +921,8 @@ impl QpBackend for Mlx5Qp {
         unsafe { self.post_sends::<false, W>(wrs, ah) }
     }
 
-    /// [`QpBackend::post_send`], all or nothing: a refused request undoes those before it
-    /// ([`SendQueue::rollback`]), before any doorbell, so the device never sees them.
+    /// [`QpBackend::post_send`], all or nothing: the whole batch is checked against the queue
+    /// ([`SendQueue::check_all`]) before any of it is written.
     ///
     /// # Safety
     /// As [`QpBackend::post_send`].
@@ -946,7 +977,7 @@ impl Drop for Mlx5Qp {
             std::mem::forget(Arc::clone(&self.shared));
             return;
         }
-        self.clean_cqs();
+        self.clean_cqs(false);
         self.m
             .resources
             .remove_own(self.key, &Resource::Qp(Arc::clone(&self.shared)));
@@ -1061,6 +1092,25 @@ mod tests {
         assert_eq!(&b[28..32], &0u32.to_ne_bytes(), "flags");
         assert_eq!(&b[32..36], &5u32.to_ne_bytes(), "uidx");
         assert!(b[36..].iter().all(|&x| x == 0));
+    }
+
+    /// Only the send CQ's poller retires send WQEs: it is the hand-off's one consumer, under that
+    /// CQ's lock. A requester CQE on another CQ (the receive CQ) retires nothing.
+    #[test]
+    #[cfg_attr(miri, ignore = "DmaBuf: madvise(2) is not supported by Miri")]
+    fn send_wqes_are_retired_only_through_the_send_cq() {
+        let pool = super::super::buf::DbrecPool::new(64);
+        let mut shared = QpShared::bare(
+            pool.alloc().unwrap(),
+            DmaBuf::new(4096, Verb::CreateQp).unwrap(),
+        );
+        let handoff = Arc::new(SendHandoff::new(4));
+        handoff.publish(0, 1, 77, super::super::wqe::opcode::SEND);
+        shared.sq_handoff = Some(Arc::clone(&handoff));
+        shared.send_cqn = 5;
+        assert_eq!(shared.retire_send(6, 0), None, "another CQ");
+        assert_eq!(shared.retire_send(5, 0).map(|r| r.wr_id), Some(77));
+        assert_eq!(shared.retire_send(5, 0), None, "retired");
     }
 
     #[test]
