@@ -579,15 +579,14 @@ impl<B: SendRing> SendQueue<B> {
         req: impl Fn(&W) -> (&SendWr<'a>, Option<&Av>),
     ) -> std::result::Result<(), (usize, Error)> {
         self.load_retired();
-        let mut requests = self.head.wrapping_sub(self.tail);
+        let outstanding = self.head.wrapping_sub(self.tail) as usize;
         let mut used = self.cur_post.wrapping_sub(self.bb_tail);
         for (index, w) in wrs.iter().enumerate() {
             let (wr, av) = req(w);
             let bbs = self.shape(wr, av).map_err(|e| (index, e))?.bbs;
-            if requests >= self.cfg.max_send_wr || used + bbs > self.wqe_cnt {
+            if outstanding + index >= self.cfg.max_send_wr as usize || used + bbs > self.wqe_cnt {
                 return Err((index, self.queue_full()));
             }
-            requests += 1;
             used += bbs;
         }
         Ok(())
