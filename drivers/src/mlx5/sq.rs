@@ -418,16 +418,32 @@ impl<B: SendRing> SendQueue<B> {
         // The fast path makes every check `check` makes (and the octoword limit and the queue's
         // space), as plain comparisons; any refusal goes to `post_checked`, which checks again one
         // by one and says what is wrong. So the hot path builds no error.
+        let Some(sh) = self.fast_shape(wr, av) else {
+            return self.post_checked(*wr, av);
+        };
+        if !self.has_room(sh.bbs) {
+            // What the poller retired since the last look.
+            self.load_retired();
+            if !self.has_room(sh.bbs) {
+                return self.post_checked(*wr, av);
+            }
+        }
+        Ok(self.emit(wr, av, sh.opcode, sh.extra, sh.ds as u8, sh.bbs, sh.inline))
+    }
+
+    /// The WQE `wr` makes if it passes every check of [`check`](SendQueue::check) and the
+    /// octoword limit, as plain comparisons (`None` if any fails: [`shape`](SendQueue::shape)
+    /// says which); not the room in the queue.
+    #[inline(always)]
+    fn fast_shape(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Option<Shape> {
         macro_rules! need {
             ($ok:expr) => {
                 if !($ok) {
-                    return self.post_checked(*wr, av);
+                    return None;
                 }
             };
         }
-        let Some(&(mlx5_opcode, extra)) = self.ops.get(wr.opcode as usize) else {
-            return self.post_checked(*wr, av);
-        };
+        let &(mlx5_opcode, extra) = self.ops.get(wr.opcode as usize)?;
         let flags = wr.flags;
         need!((mlx5_opcode != BAD_OPCODE) & (flags & !KNOWN_SEND_FLAGS == 0) & wr.bind.is_none());
         if self.cfg.qp_type == QpType::Ud {
@@ -463,23 +479,16 @@ impl<B: SendRing> SendQueue<B> {
         let ds = 1 + usize::from(extra & EXTRA_OCTOWORDS) + data;
         // `ceil(ds / 4)`; `ds` is at most 1 + 3 + 2^31 / 16.
         let bbs = ((ds + 3) >> 2) as u32;
-        if !self.has_room(bbs) {
-            // What the poller retired since the last look.
-            self.load_retired();
-            need!(self.has_room(bbs));
-        }
         if self.size_checks {
             need!(ds <= MAX_DS);
         }
-        Ok(self.emit(
-            wr,
-            av,
-            mlx5_opcode,
+        Some(Shape {
+            opcode: mlx5_opcode,
             extra,
-            ds as u8,
+            ds,
             bbs,
-            is_inline && data != 0,
-        ))
+            inline: is_inline && data != 0,
+        })
     }
 
     /// Whether a WQE of `bbs` blocks fits, by the retirements last loaded: fewer than
@@ -583,7 +592,10 @@ impl<B: SendRing> SendQueue<B> {
         let mut used = self.cur_post.wrapping_sub(self.bb_tail);
         for (index, w) in wrs.iter().enumerate() {
             let (wr, av) = req(w);
-            let bbs = self.shape(wr, av).map_err(|e| (index, e))?.bbs;
+            let bbs = match self.fast_shape(wr, av) {
+                Some(sh) => sh.bbs,
+                None => self.shape(wr, av).map_err(|e| (index, e))?.bbs,
+            };
             if outstanding + index >= self.cfg.max_send_wr as usize || used + bbs > self.wqe_cnt {
                 return Err((index, self.queue_full()));
             }
