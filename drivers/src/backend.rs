@@ -323,52 +323,88 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
         })
     }
 
-    /// Posts send work requests, stopping at the first that is invalid or finds the queue full
-    /// ([`PostError::index`]), and rings the doorbell once for those before it. `ah` gives a UD
-    /// request's address handle.
+    /// Posts send work requests and rings the doorbell once for those posted. `ah` gives a UD
+    /// request's address handle. Without `ALL`, the first request that is invalid or finds the
+    /// queue full stops the post ([`PostError::index`]): those before it are posted. With `ALL` (a
+    /// batch), all or nothing: when one is refused, none is posted and the index names it;
+    /// `index == wrs.len()` is then not a refusal: every request was posted and only the doorbell
+    /// failed (a backend whose doorbell is a system call). Callers use
+    /// [`post_send`](QpBackend::post_send) and [`post_send_batch`](QpBackend::post_send_batch).
     ///
     /// # Safety
     /// The device reads (sends, RDMA writes) or writes (RDMA reads, atomics) the entries' memory until
     /// each request completes: it must stay allocated, and unwritten (unaccessed, for reads and
     /// atomics), until the completion has been polled. Inline data is copied during the call.
-    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+    unsafe fn post_sends<'a, const ALL: bool, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
         ah: impl Fn(&W) -> Option<&Self::Ah>,
     ) -> std::result::Result<(), PostError>;
 
-    /// Posts send work requests all or nothing (a batch): when one is invalid or finds the queue
-    /// full, none is posted and [`PostError::index`] names that one; otherwise the doorbell is
-    /// rung once for all of them. `index == wrs.len()` is not a refusal: every request was
-    /// posted and only the doorbell failed (a backend whose doorbell is a system call).
-    ///
-    /// # Safety
-    /// As [`QpBackend::post_send`].
-    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&Self::Ah>,
-    ) -> std::result::Result<(), PostError>;
-
-    /// Posts receive work requests, stopping as [`QpBackend::post_send`] does.
+    /// Posts receive work requests, stopping at the first refused or (`ALL`) all or nothing, as
+    /// [`post_sends`](QpBackend::post_sends) does.
     ///
     /// # Safety
     /// The device writes the entries' memory until each receive completes: nothing may access or
     /// free it before the completion has been polled.
-    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError>;
 
-    /// Posts receive work requests all or nothing (a batch), as
-    /// [`QpBackend::post_send_batch`] does.
+    /// Posts send work requests, stopping at the first refused (`ibv_post_send`).
     ///
     /// # Safety
-    /// As [`QpBackend::post_recv`].
+    /// As [`QpBackend::post_sends`].
+    #[inline(always)]
+    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Self::Ah>,
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_sends::<false, W>(wrs, ah) }
+    }
+
+    /// Posts send work requests all or nothing (a batch).
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_sends`].
+    #[inline(always)]
+    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
+        &self,
+        wrs: &[W],
+        ah: impl Fn(&W) -> Option<&Self::Ah>,
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_sends::<true, W>(wrs, ah) }
+    }
+
+    /// Posts receive work requests, stopping at the first refused.
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recvs`].
+    #[inline(always)]
+    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+        &self,
+        wrs: &[W],
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_recvs::<false, W>(wrs) }
+    }
+
+    /// Posts receive work requests all or nothing (a batch).
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_recvs`].
+    #[inline(always)]
     unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
-    ) -> std::result::Result<(), PostError>;
+    ) -> std::result::Result<(), PostError> {
+        // SAFETY: the contract is this function's.
+        unsafe { self.post_recvs::<true, W>(wrs) }
+    }
 }
 
 /// A backend's shared receive queue.

@@ -679,131 +679,6 @@ impl Mlx5Qp {
         self.bfreg
     }
 
-    /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.
-    ///
-    /// # Safety
-    /// As [`QpBackend::post_recv`].
-    #[inline(always)]
-    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        if self.shared.srq.is_some() {
-            return Err(PostError {
-                index: 0,
-                error: Error::InvalidArgument {
-                    verb: Verb::PostRecv,
-                    what: "the queue pair has no receive queue (it takes its receives from a \
-                           shared receive queue: post them there)"
-                        .into(),
-                },
-            });
-        }
-        let current = self.state();
-        if current == state::RESET {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostRecv,
-                    state: current,
-                    needed: "INIT or later",
-                },
-            });
-        }
-        let Some(mut rq) = self.shared.rq() else {
-            return Err(PostError {
-                index: 0,
-                error: Error::QueueFull {
-                    verb: Verb::PostRecv,
-                    capacity: 0,
-                },
-            });
-        };
-        let mut result = Ok(());
-        let mut posted = 0;
-        let head = rq.head;
-        for (index, wr) in wrs.iter().enumerate() {
-            if let Err(error) = rq.post(wr.as_ref()) {
-                result = Err(PostError { index, error });
-                break;
-            }
-            posted += 1;
-        }
-        if ALL && result.is_err() {
-            // All or nothing: the WQEs written past the published head are free again.
-            rq.head = head;
-            posted = 0;
-        }
-        if posted > 0 {
-            barrier::udma_to_device_barrier();
-            self.shared.dbrec.store(RCV_DBR, U32::new(rq.head & 0xffff));
-        }
-        result
-    }
-
-    /// Posts send requests: stops at the first refused, or (`ALL`) checks them all first and posts
-    /// none when one would be refused.
-    ///
-    /// # Safety
-    /// As [`QpBackend::post_send`].
-    #[inline(always)]
-    unsafe fn post_sends<'a, const ALL: bool, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&Mlx5Ah>,
-    ) -> std::result::Result<(), PostError> {
-        let current = self.state();
-        if current != state::RTS {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
-        }
-        let Some(mut sq) = self.shared.sq() else {
-            return Err(PostError {
-                index: 0,
-                error: Error::QueueFull {
-                    verb: Verb::PostSend,
-                    capacity: 0,
-                },
-            });
-        };
-        if ALL {
-            // All or nothing: the whole batch is checked before any of it is written.
-            if let Err((index, error)) = sq.check_all(wrs, |w| (w.as_ref(), ah(w).map(Mlx5Ah::av)))
-            {
-                return Err(PostError { index, error });
-            }
-        }
-        let mut failure = None;
-        let mut posted = 0;
-        for (index, w) in wrs.iter().enumerate() {
-            match sq.post(w.as_ref(), ah(w).map(Mlx5Ah::av)) {
-                Ok(_) => posted += 1,
-                Err(error) => {
-                    failure = Some(PostError { index, error });
-                    break;
-                }
-            }
-        }
-        debug_assert!(!ALL || failure.is_none(), "a checked batch was refused");
-        if posted > 0 {
-            let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
-            let mut bf = reg.state.lock();
-            // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
-            // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
-            // `ring_doorbell` writes this queue pair's doorbell and WQE, whose requests `post_send`'s
-            // caller vouched for (its contract).
-            let mut uar = unsafe { reg.writer(self.uars.layout().bf_reg_size) };
-            sq.ring_doorbell(&mut &self.shared.dbrec, &mut bf, &mut uar);
-        }
-        failure.map_or(Ok(()), Err)
-    }
-
     /// Removes this queue pair's completions from its CQs (rdma-core's `mlx5_cq_clean`); with
     /// `reset`, then starts the send queue over, under the send CQ's lock (no retirement of its
     /// WQEs runs meanwhile) and then the send queue's.
@@ -897,73 +772,129 @@ impl QpBackend for Mlx5Qp {
         cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
     }
 
-    /// Posts send work requests, then rings the doorbell once: no system call. `ah` gives each UD
-    /// request's address handle, whose address vector ([`Mlx5Ah::av`]) the WQE carries.
-    ///
-    /// The queue pair must be ready to send (RTS); otherwise nothing is written. Requests are
-    /// checked one by one; the first that is invalid (an opcode the transport lacks, memory-window
-    /// binds and local invalidations, which are [`Error::Unsupported`] here, too many entries, too
-    /// much inline data), or finds the queue full, stops the post: it and those after it are not
-    /// posted, those before it are ([`PostError::index`]) and the doorbell covers them.
-    ///
-    /// # Safety
-    /// The device reads (SEND, RDMA WRITE) or writes (RDMA READ, atomics) the entries' memory
-    /// through their memory regions until the request completes: it must stay allocated, and
-    /// unwritten (or unaccessed, for READ and atomics), until the completion has been polled.
-    /// Inline data is copied during the call and needs nothing.
-    #[inline]
-    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&Mlx5Ah>,
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_sends::<false, W>(wrs, ah) }
-    }
-
-    /// [`QpBackend::post_send`], all or nothing: the whole batch is checked against the queue
-    /// ([`SendQueue::check_all`]) before any of it is written.
+    /// Posts send requests: stops at the first refused, or (`ALL`) checks them all first and posts
+    /// none when one would be refused.
     ///
     /// # Safety
     /// As [`QpBackend::post_send`].
-    #[inline]
-    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
+    #[inline(always)]
+    unsafe fn post_sends<'a, const ALL: bool, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
         ah: impl Fn(&W) -> Option<&Mlx5Ah>,
     ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_sends::<true, W>(wrs, ah) }
+        let current = self.state();
+        if current != state::RTS {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostSend,
+                    state: current,
+                    needed: "RTS",
+                },
+            });
+        }
+        let Some(mut sq) = self.shared.sq() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::QueueFull {
+                    verb: Verb::PostSend,
+                    capacity: 0,
+                },
+            });
+        };
+        if ALL {
+            // All or nothing: the whole batch is checked before any of it is written.
+            if let Err((index, error)) = sq.check_all(wrs, |w| (w.as_ref(), ah(w).map(Mlx5Ah::av)))
+            {
+                return Err(PostError { index, error });
+            }
+        }
+        let mut failure = None;
+        let mut posted = 0;
+        for (index, w) in wrs.iter().enumerate() {
+            match sq.post(w.as_ref(), ah(w).map(Mlx5Ah::av)) {
+                Ok(_) => posted += 1,
+                Err(error) => {
+                    failure = Some(PostError { index, error });
+                    break;
+                }
+            }
+        }
+        debug_assert!(!ALL || failure.is_none(), "a checked batch was refused");
+        if posted > 0 {
+            let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
+            let mut bf = reg.state.lock();
+            // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
+            // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
+            // `ring_doorbell` writes this queue pair's doorbell and WQE, whose requests `post_send`'s
+            // caller vouched for (its contract).
+            let mut uar = unsafe { reg.writer(self.uars.layout().bf_reg_size) };
+            sq.ring_doorbell(&mut &self.shared.dbrec, &mut bf, &mut uar);
+        }
+        failure.map_or(Ok(()), Err)
     }
 
-    /// Posts receive work requests: no system call. The queue pair must be out of RESET and have
-    /// a receive queue of its own. Stops at the first invalid request or the first that finds the
-    /// queue full, as [`QpBackend::post_send`] does.
-    ///
-    /// # Safety
-    /// The device writes each entry's memory (through its memory region) until the receive
-    /// completes: nothing may read or write it, or free it, before the completion has been polled.
-    #[inline]
-    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_recvs::<false, W>(wrs) }
-    }
-
-    /// [`QpBackend::post_recv`], all or nothing: a refused request puts the receive queue's head
-    /// back, before the doorbell record names any of them.
+    /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.
     ///
     /// # Safety
     /// As [`QpBackend::post_recv`].
-    #[inline]
-    unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
+    #[inline(always)]
+    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_recvs::<true, W>(wrs) }
+        if self.shared.srq.is_some() {
+            return Err(PostError {
+                index: 0,
+                error: Error::InvalidArgument {
+                    verb: Verb::PostRecv,
+                    what: "the queue pair has no receive queue (it takes its receives from a \
+                           shared receive queue: post them there)"
+                        .into(),
+                },
+            });
+        }
+        let current = self.state();
+        if current == state::RESET {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostRecv,
+                    state: current,
+                    needed: "INIT or later",
+                },
+            });
+        }
+        let Some(mut rq) = self.shared.rq() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::QueueFull {
+                    verb: Verb::PostRecv,
+                    capacity: 0,
+                },
+            });
+        };
+        let mut result = Ok(());
+        let mut posted = 0;
+        let head = rq.head;
+        for (index, wr) in wrs.iter().enumerate() {
+            if let Err(error) = rq.post(wr.as_ref()) {
+                result = Err(PostError { index, error });
+                break;
+            }
+            posted += 1;
+        }
+        if ALL && result.is_err() {
+            // All or nothing: the WQEs written past the published head are free again.
+            rq.head = head;
+            posted = 0;
+        }
+        if posted > 0 {
+            barrier::udma_to_device_barrier();
+            self.shared.dbrec.store(RCV_DBR, U32::new(rq.head & 0xffff));
+        }
+        result
     }
 }
 

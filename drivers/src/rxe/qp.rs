@@ -81,54 +81,6 @@ const fn fast_ops(qp_type: u8) -> u32 {
 }
 
 impl RxeQp {
-    /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.
-    ///
-    /// # Safety
-    /// As [`QpBackend::post_recv`].
-    #[inline(always)]
-    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        let current = self.state();
-        let Some(q) = self.rq.as_ref() else {
-            return Err(PostError {
-                index: 0,
-                error: Error::InvalidArgument {
-                    verb: Verb::PostRecv,
-                    what: "the queue pair has no receive queue (it takes its receives from a \
-                           shared receive queue: post them there)"
-                        .into(),
-                },
-            });
-        };
-        if current == state::RESET {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostRecv,
-                    state: current,
-                    needed: "INIT or later",
-                },
-            });
-        }
-        let posted = {
-            let _guard = self.rq_lock.lock();
-            // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
-            // contract is this function's.
-            unsafe {
-                super::queue::post_recv_wqes::<ALL, W>(q, self.max_recv_sge, Verb::PostRecv, wrs)
-            }
-        };
-        if current == state::ERR && !(ALL && posted.is_err()) {
-            // rxe flushes the receive ring only when its responder runs, which a move to ERR
-            // schedules once: receives posted after that would never complete. Verbs require them
-            // to be flushed, so ask again (a modify to ERR from ERR only reschedules the flush).
-            self.reflush(wrs.len(), &posted)?;
-        }
-        posted
-    }
-
     /// Creates a queue pair and maps its rings (the receive ring first, as rdma-core does).
     pub fn create(ctx: &Arc<Ucontext>, init: &QpInit) -> Result<RxeQp> {
         let mut resp = uapi::rxe_create_qp_resp::new_zeroed();
@@ -381,7 +333,52 @@ unsafe fn write_send_wqe(slot: *mut u8, wr: &SendWr<'_>, length: u32, ah_num: u3
     }
 }
 
-impl RxeQp {
+impl QpBackend for RxeQp {
+    type Ah = RxeAh;
+
+    fn handle(&self) -> u32 {
+        self.created.handle
+    }
+
+    fn qpn(&self) -> u32 {
+        self.created.qpn
+    }
+
+    /// The capacities: send and receive work requests as the rings really hold them, SGEs and inline
+    /// bytes as the kernel granted them.
+    fn cap(&self) -> uapi::ib_uverbs_qp_cap {
+        uapi::ib_uverbs_qp_cap {
+            max_send_wr: self.sq.capacity(),
+            max_recv_wr: self.rq.as_ref().map_or(0, Queue::capacity),
+            max_send_sge: self.max_send_sge,
+            max_recv_sge: self.max_recv_sge,
+            max_inline_data: self.max_inline,
+        }
+    }
+
+    /// The state as of the last successful [`QpBackend::modify`].
+    #[inline]
+    fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// `MODIFY_QP`; on success the tracked state follows.
+    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
+        let mut req = *req;
+        req.qp_handle = self.created.handle;
+        // SAFETY: the queue pair is this object's own; the kernel holds its rings' state.
+        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
+        if req.attr_mask & crate::qp_state::mask::STATE != 0 {
+            self.state.store(req.qp_state, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// `QUERY_QP`.
+    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
+        cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
+    }
+
     /// Posts send requests: stops at the first refused, or (`ALL`) posts none of them then.
     ///
     /// # Safety
@@ -467,116 +464,53 @@ impl RxeQp {
         }
         failure.map_or(Ok(()), Err)
     }
-}
 
-impl QpBackend for RxeQp {
-    type Ah = RxeAh;
-
-    fn handle(&self) -> u32 {
-        self.created.handle
-    }
-
-    fn qpn(&self) -> u32 {
-        self.created.qpn
-    }
-
-    /// The capacities: send and receive work requests as the rings really hold them, SGEs and inline
-    /// bytes as the kernel granted them.
-    fn cap(&self) -> uapi::ib_uverbs_qp_cap {
-        uapi::ib_uverbs_qp_cap {
-            max_send_wr: self.sq.capacity(),
-            max_recv_wr: self.rq.as_ref().map_or(0, Queue::capacity),
-            max_send_sge: self.max_send_sge,
-            max_recv_sge: self.max_recv_sge,
-            max_inline_data: self.max_inline,
-        }
-    }
-
-    /// The state as of the last successful [`QpBackend::modify`].
-    #[inline]
-    fn state(&self) -> u8 {
-        self.state.load(Ordering::Acquire)
-    }
-
-    /// `MODIFY_QP`; on success the tracked state follows.
-    fn modify(&self, req: &uapi::ib_uverbs_modify_qp) -> Result<()> {
-        let mut req = *req;
-        req.qp_handle = self.created.handle;
-        // SAFETY: the queue pair is this object's own; the kernel holds its rings' state.
-        unsafe { cmd::modify_qp(&self.ctx, &req) }?;
-        if req.attr_mask & crate::qp_state::mask::STATE != 0 {
-            self.state.store(req.qp_state, Ordering::Release);
-        }
-        Ok(())
-    }
-
-    /// `QUERY_QP`.
-    fn query(&self, attr_mask: u32) -> Result<uapi::ib_uverbs_query_qp_resp> {
-        cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
-    }
-
-    /// Posts send work requests, then rings the doorbell once.
-    ///
-    /// The queue pair must be ready to send (RTS); otherwise nothing is written. Requests are checked
-    /// one by one; the first that is invalid, or finds the ring full, stops the post: it and those
-    /// after it are not posted, those before it are ([`PostError::index`]).
-    ///
-    /// # Safety
-    /// The device reads (SEND, RDMA WRITE) or writes (RDMA READ, atomics) the entries' memory through
-    /// their memory regions until the request completes: it must stay allocated, and unwritten (or
-    /// unaccessed, for READ and atomics), until the completion has been polled. Inline data is copied
-    /// during the call and needs nothing.
-    #[inline]
-    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&RxeAh>,
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_sends::<false, W>(wrs, ah) }
-    }
-
-    /// [`QpBackend::post_send`], all or nothing: the producer index is published only when every
-    /// request went in, so a refused one leaves the ring as the kernel last saw it.
-    ///
-    /// # Safety
-    /// As [`QpBackend::post_send`].
-    #[inline]
-    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&RxeAh>,
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_sends::<true, W>(wrs, ah) }
-    }
-
-    /// Posts receive work requests: no system call. The queue pair must be out of RESET.
-    ///
-    /// # Safety
-    /// The device writes each entry's memory (through its memory region) until the receive completes:
-    /// nothing may read or write it, or free it, before the completion has been polled.
-    #[inline]
-    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_recvs::<false, W>(wrs) }
-    }
-
-    /// [`QpBackend::post_recv`], all or nothing: the producer index is published only when every
-    /// request went in.
+    /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.
     ///
     /// # Safety
     /// As [`QpBackend::post_recv`].
-    #[inline]
-    unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
+    #[inline(always)]
+    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_recvs::<true, W>(wrs) }
+        let current = self.state();
+        let Some(q) = self.rq.as_ref() else {
+            return Err(PostError {
+                index: 0,
+                error: Error::InvalidArgument {
+                    verb: Verb::PostRecv,
+                    what: "the queue pair has no receive queue (it takes its receives from a \
+                           shared receive queue: post them there)"
+                        .into(),
+                },
+            });
+        };
+        if current == state::RESET {
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostRecv,
+                    state: current,
+                    needed: "INIT or later",
+                },
+            });
+        }
+        let posted = {
+            let _guard = self.rq_lock.lock();
+            // SAFETY: the receive ring was mapped for max_recv_sge entries per slot; the memory
+            // contract is this function's.
+            unsafe {
+                super::queue::post_recv_wqes::<ALL, W>(q, self.max_recv_sge, Verb::PostRecv, wrs)
+            }
+        };
+        if current == state::ERR && !(ALL && posted.is_err()) {
+            // rxe flushes the receive ring only when its responder runs, which a move to ERR
+            // schedules once: receives posted after that would never complete. Verbs require them
+            // to be flushed, so ask again (a modify to ERR from ERR only reschedules the flush).
+            self.reflush(wrs.len(), &posted)?;
+        }
+        posted
     }
 }
 

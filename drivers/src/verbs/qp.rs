@@ -107,67 +107,34 @@ impl QpBackend for Qp {
         dispatch!(Qp, self, qp => QpBackend::query(qp, attr_mask))
     }
 
-    /// Posts send work requests, stopping at the first that is invalid or finds the queue full
-    /// ([`PostError::index`]), and rings the doorbell once for those before it. `ah` gives a UD
-    /// request's address handle (for request types with a [`UdAddress`]:
-    /// `UdAddress::address_handle`); one of another backend is refused as a missing one.
+    /// Posts send work requests (see [`QpBackend::post_sends`]). `ah` gives a UD request's address
+    /// handle (for request types with a [`UdAddress`]: `UdAddress::address_handle`); one of
+    /// another backend is refused as a missing one.
     ///
     /// # Safety
-    /// The device reads (sends, RDMA writes) or writes (RDMA reads, atomics) the entries' memory
-    /// until each request completes: it must stay allocated, and unwritten (unaccessed, for reads
-    /// and atomics), until the completion has been polled. Inline data is copied during the call.
+    /// As [`QpBackend::post_sends`].
     #[inline]
-    unsafe fn post_send<'a, W: AsRef<SendWr<'a>>>(
+    unsafe fn post_sends<'a, const ALL: bool, W: AsRef<SendWr<'a>>>(
         &self,
         wrs: &[W],
         ah: impl Fn(&W) -> Option<&Ah>,
     ) -> std::result::Result<(), PostError> {
         // SAFETY: the same contract, passed on.
         dispatch!(Qp, self, qp => unsafe {
-            QpBackend::post_send(qp, wrs, |w| ah(w).and_then(Of::of))
+            QpBackend::post_sends::<ALL, W>(qp, wrs, |w| ah(w).and_then(Of::of))
         })
     }
 
-    /// Posts send work requests all or nothing ([`QpBackend::post_send_batch`]).
+    /// Posts receive work requests (see [`QpBackend::post_recvs`]). No system call.
     ///
     /// # Safety
-    /// As [`QpBackend::post_send`].
+    /// As [`QpBackend::post_recvs`].
     #[inline]
-    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&Ah>,
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        dispatch!(Qp, self, qp => unsafe {
-            QpBackend::post_send_batch(qp, wrs, |w| ah(w).and_then(Of::of))
-        })
-    }
-
-    /// Posts receive work requests, stopping as [`QpBackend::post_send`] does. No system call.
-    ///
-    /// # Safety
-    /// The device writes the entries' memory until each receive completes: nothing may access or
-    /// free it before the completion has been polled.
-    #[inline]
-    unsafe fn post_recv<'a, W: AsRef<RecvWr<'a>>>(
+    unsafe fn post_recvs<'a, const ALL: bool, W: AsRef<RecvWr<'a>>>(
         &self,
         wrs: &[W],
     ) -> std::result::Result<(), PostError> {
         // SAFETY: the same contract, passed on.
-        dispatch!(Qp, self, qp => unsafe { QpBackend::post_recv(qp, wrs) })
-    }
-
-    /// Posts receive work requests all or nothing ([`QpBackend::post_recv_batch`]).
-    ///
-    /// # Safety
-    /// As [`QpBackend::post_recv`].
-    #[inline]
-    unsafe fn post_recv_batch<'a, W: AsRef<RecvWr<'a>>>(
-        &self,
-        wrs: &[W],
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the same contract, passed on.
-        dispatch!(Qp, self, qp => unsafe { QpBackend::post_recv_batch(qp, wrs) })
+        dispatch!(Qp, self, qp => unsafe { QpBackend::post_recvs::<ALL, W>(qp, wrs) })
     }
 }
