@@ -257,7 +257,7 @@ impl<'a> SendOp<'_, '_, 'a> {
     fn push(self, mut r: SendRequest<'a>) {
         r.wr.flags = (r.wr.flags & !OP_FLAGS) | self.flags;
         if let Some((ah, qpn, qkey)) = self.dest {
-            r = r.with_ud(ah, qpn, qkey);
+            r = r.ud(ah, qpn, qkey);
         }
         self.batch.requests.push(r);
     }

@@ -137,11 +137,6 @@ impl<'a> SendRequest<'a> {
         SendRequest::send_inline(wr_id, data).ud(ah, remote_qpn, qkey)
     }
 
-    /// This request as a datagram to `remote_qpn` at `ah` (the batches' [`crate::SendOp::to`]).
-    pub(crate) fn with_ud(self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> Self {
-        self.ud(ah, remote_qpn, qkey)
-    }
-
     /// This SEND with 32 bits of immediate data (host order), inline or not.
     pub(crate) fn with_imm(mut self, imm: u32) -> SendRequest<'a> {
         self.wr.opcode = opcode::SEND_WITH_IMM;
@@ -156,7 +151,13 @@ impl<'a> SendRequest<'a> {
         self
     }
 
-    fn ud(mut self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> SendRequest<'a> {
+    /// This request as a datagram to `remote_qpn` at `ah` (also the batches' [`crate::SendOp::to`]).
+    pub(crate) fn ud(
+        mut self,
+        ah: &'a AddressHandle,
+        remote_qpn: u32,
+        qkey: u32,
+    ) -> SendRequest<'a> {
         self.wr.ud = Some(dwr::UdDest {
             remote_qpn,
             remote_qkey: qkey,
