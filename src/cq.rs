@@ -294,7 +294,7 @@ impl CompletionQueue<'_> {
         let n = self.inner.poll_one(&mut one)?;
         Ok((n == 1).then_some(Completions {
             cur: one[0],
-            fresh: true,
+            state: Lending::Fresh,
             cq: &self.inner,
         }))
     }
@@ -319,10 +319,21 @@ impl CqInner {
 /// [`next`]: Completions::next
 #[must_use = "the completions are read with `next`"]
 pub struct Completions<'cq> {
-    /// The completion `next` lends (`fresh`: not lent yet).
+    /// The completion `next` lends.
     cur: TimestampedCompletion,
-    fresh: bool,
+    state: Lending,
     cq: &'cq CqInner,
+}
+
+/// Where a [`Completions`] stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lending {
+    /// `cur` is taken and not lent yet.
+    Fresh,
+    /// `cur` was lent: the next `next` polls.
+    Lent,
+    /// A poll found none (or an error): the iteration is over, and stays over.
+    Ended,
 }
 
 impl std::fmt::Debug for Completions<'_> {
@@ -333,22 +344,31 @@ impl std::fmt::Debug for Completions<'_> {
 
 impl Completions<'_> {
     /// The next completion, or `None` when none is waiting (or an error ended the poll: the next
-    /// poll reports it).
+    /// poll reports it). After the first `None` it stays `None` (completions that arrive later
+    /// are the next [`CompletionQueue::start_poll`]'s), as `ibverbs`' iteration ends there.
     #[allow(clippy::should_implement_trait)] // A lending iterator: the item borrows `self`.
     #[inline]
     pub fn next(&mut self) -> Option<Completion<'_>> {
-        if !self.fresh {
-            let mut one = [TimestampedCompletion::default()];
-            match self.cq.poll_one(&mut one) {
-                Ok(1) => self.cur = one[0],
-                Ok(_) => return None,
-                Err(e) => {
-                    self.cq.parked.park(e);
-                    return None;
+        match self.state {
+            Lending::Fresh => {}
+            Lending::Ended => return None,
+            Lending::Lent => {
+                let mut one = [TimestampedCompletion::default()];
+                match self.cq.poll_one(&mut one) {
+                    Ok(1) => self.cur = one[0],
+                    Ok(_) => {
+                        self.state = Lending::Ended;
+                        return None;
+                    }
+                    Err(e) => {
+                        self.cq.parked.park(e);
+                        self.state = Lending::Ended;
+                        return None;
+                    }
                 }
             }
         }
-        self.fresh = false;
+        self.state = Lending::Lent;
         Some(Completion {
             c: &self.cur,
             timestamps: self.cq.timestamps,

@@ -295,6 +295,41 @@ fn the_lending_poll_takes_many_completions_in_turns() {
     for (i, d) in data.iter().enumerate() {
         assert_eq!(&dst[i * 8..i * 8 + 8], d);
     }
+
+    // An iteration that ended stays ended: what completes after its `None` is the next
+    // `start_poll`'s.
+    let late = pd.allocate::<u8>(8).unwrap();
+    let post = |qp: &mut QueuePair<'_>, wr_id: u64, what: &'static [u8; 1], at: u64| {
+        let mut batch = qp.start_send();
+        batch
+            .signaled()
+            .write_inline(wr_id, what, late.remote().offset(at).unwrap());
+        // SAFETY: inline data needs nothing; `late` outlives the write.
+        unsafe { batch.submit() }.unwrap();
+    };
+    post(&mut a, 100, b"a", 0);
+    let deadline = Instant::now() + DEADLINE;
+    let mut cs = loop {
+        if let Some(cs) = cq.start_poll().unwrap() {
+            break cs;
+        }
+        assert!(Instant::now() < deadline, "no completion");
+    };
+    assert_eq!(cs.next().map(|c| c.wr_id()), Some(100));
+    assert!(cs.next().is_none());
+    post(&mut a, 101, b"b", 1);
+    assert_eq!(late.wait_for(1, |b| b == b'b', Some(DEADLINE)), Some(b'b'));
+    let mut waited = 0;
+    while waited < 100 {
+        assert!(
+            cs.next().is_none(),
+            "an ended iteration lent a later completion"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        waited += 1;
+    }
+    drop(cs);
+    assert_eq!(lend_n(&cq, 1)[0].wr_id, 101);
 }
 
 #[test]
