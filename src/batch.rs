@@ -23,6 +23,9 @@
 //! [`to`](SendBatch::to) (the destination of a datagram) start a [`SendOp`] that the operation
 //! ends.
 
+use std::marker::PhantomData;
+
+use uverbs_drivers::backend::SendStage;
 use uverbs_drivers::wr::{send_flags, Sge};
 
 use crate::ah::AddressHandle;
@@ -39,18 +42,34 @@ use crate::wr::{PostFailure, ReceiveRequest, RemoteMemory, SendRequest};
 ///
 /// `'a` is how long the requests' scatter lists, inline data and address handles are borrowed:
 /// until the batch is submitted or dropped.
+///
+/// Each request is checked and written into the send queue when it is added, past what the device
+/// has been told of (no copy of the request is kept, and nothing is allocated); `submit`
+/// publishes them all at once. Should another handle on the same queue pair (the connection
+/// manager's) post while the batch is open, the batch is refused whole at `submit`.
 #[must_use = "a batch posts nothing until it is submitted"]
 pub struct SendBatch<'qp, 'a> {
     qp: &'qp QueuePair<'qp>,
-    requests: Vec<SendRequest<'a>>,
+    stage: SendStage,
+    _requests: PhantomData<&'a ()>,
 }
 
 impl std::fmt::Debug for SendBatch<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SendBatch")
             .field("qp_num", &self.qp.qp_num())
-            .field("requests", &self.requests)
+            .field("len", &self.stage.len())
             .finish()
+    }
+}
+
+impl Drop for SendBatch<'_, '_> {
+    /// Takes the requests back out of the send queue: nothing of the batch is posted. (Forgotten
+    /// instead, the batch is posted by nobody either: the next post writes over it.)
+    fn drop(&mut self) {
+        if !self.stage.is_done() {
+            self.qp.abandon_sends(&mut self.stage);
+        }
     }
 }
 
@@ -79,7 +98,8 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     pub(crate) fn new(qp: &'qp QueuePair<'qp>) -> SendBatch<'qp, 'a> {
         SendBatch {
             qp,
-            requests: Vec::new(),
+            stage: SendStage::new(),
+            _requests: PhantomData,
         }
     }
 
@@ -194,12 +214,12 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
 
     /// How many requests the batch holds.
     pub fn len(&self) -> usize {
-        self.requests.len()
+        self.stage.len()
     }
 
     /// Whether the batch holds no request.
     pub fn is_empty(&self) -> bool {
-        self.requests.is_empty()
+        self.stage.is_empty()
     }
 
     /// Posts every request of the batch, in order, and rings the doorbell once; all or nothing
@@ -219,12 +239,10 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     /// reads and atomics) until each request's completion has been polled (or, for an unsignaled
     /// one, a later request's). Inline data needs nothing: it is copied during the call.
     #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
-    pub unsafe fn submit(self) -> Result<(), PostFailure> {
-        if self.requests.is_empty() {
-            return Ok(());
-        }
+    #[inline]
+    pub unsafe fn submit(mut self) -> Result<(), PostFailure> {
         // SAFETY: the requests' memory is covered by this function's contract.
-        unsafe { self.qp.post_send_batch(&self.requests) }
+        unsafe { self.qp.submit_sends(&mut self.stage) }
     }
 }
 
@@ -254,12 +272,14 @@ impl<'a> SendOp<'_, '_, 'a> {
     }
 
     /// Adds `r` with this op's flags and destination.
+    #[inline(always)]
     fn push(self, mut r: SendRequest<'a>) {
         r.wr.flags = (r.wr.flags & !OP_FLAGS) | self.flags;
         if let Some((ah, qpn, qkey)) = self.dest {
             r = r.ud(ah, qpn, qkey);
         }
-        self.batch.requests.push(r);
+        let batch = self.batch;
+        batch.qp.stage_send(&mut batch.stage, &r);
     }
 
     /// SEND the concatenation of `sges` to the peer's next receive.

@@ -291,24 +291,21 @@ impl CompletionQueue<'_> {
             }
         }
         let mut one = [TimestampedCompletion::default()];
-        let n = self.inner.poll_one(&mut one)?;
+        let (n, more) = self.inner.poll_one(&mut one)?;
         Ok((n == 1).then_some(Completions {
             cur: one[0],
-            state: Lending::Fresh,
+            state: Lending::Fresh { more },
             cq: &self.inner,
         }))
     }
 }
 
 impl CqInner {
-    /// Takes at most one completion into `one`, with its timestamp on a timestamped queue.
+    /// Takes at most one completion into `one`, with its timestamp on a timestamped queue, and
+    /// whether another may be waiting behind it.
     #[inline(always)]
-    fn poll_one(&self, one: &mut [TimestampedCompletion; 1]) -> Result<usize, Error> {
-        if self.timestamps {
-            self.imp.poll_timestamped(one)
-        } else {
-            self.imp.poll(one)
-        }
+    fn poll_one(&self, one: &mut [TimestampedCompletion; 1]) -> Result<(usize, bool), Error> {
+        self.imp.poll_one(one, self.timestamps)
     }
 }
 
@@ -328,10 +325,13 @@ pub struct Completions<'cq> {
 /// Where a [`Completions`] stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lending {
-    /// `cur` is taken and not lent yet.
-    Fresh,
+    /// `cur` is taken and not lent yet; `more`: another may be waiting behind it.
+    Fresh { more: bool },
     /// `cur` was lent: the next `next` polls.
     Lent,
+    /// `cur` was lent, and the ring had no other completion written when it was taken: the next
+    /// `next` ends the iteration without polling (as it would have, had it polled then).
+    LentLast,
     /// A poll found none (or an error): the iteration is over, and stays over.
     Ended,
 }
@@ -343,19 +343,27 @@ impl std::fmt::Debug for Completions<'_> {
 }
 
 impl Completions<'_> {
-    /// The next completion, or `None` when none is waiting (or an error ended the poll: the next
-    /// poll reports it). After the first `None` it stays `None` (completions that arrive later
+    /// The next completion, or `None` when none is waiting (none had been written behind the
+    /// last one lent when that one was taken, or a poll found none; or an error ended the poll:
+    /// the next poll reports it). After the first `None` it stays `None` (completions that arrive later
     /// are the next [`CompletionQueue::start_poll`]'s), as `ibverbs`' iteration ends there.
     #[allow(clippy::should_implement_trait)] // A lending iterator: the item borrows `self`.
     #[inline]
     pub fn next(&mut self) -> Option<Completion<'_>> {
-        match self.state {
-            Lending::Fresh => {}
+        let more = match self.state {
+            Lending::Fresh { more } => more,
             Lending::Ended => return None,
+            Lending::LentLast => {
+                self.state = Lending::Ended;
+                return None;
+            }
             Lending::Lent => {
                 let mut one = [TimestampedCompletion::default()];
                 match self.cq.poll_one(&mut one) {
-                    Ok(1) => self.cur = one[0],
+                    Ok((1, more)) => {
+                        self.cur = one[0];
+                        more
+                    }
                     Ok(_) => {
                         self.state = Lending::Ended;
                         return None;
@@ -367,8 +375,12 @@ impl Completions<'_> {
                     }
                 }
             }
-        }
-        self.state = Lending::Lent;
+        };
+        self.state = if more {
+            Lending::Lent
+        } else {
+            Lending::LentLast
+        };
         Some(Completion {
             c: &self.cur,
             timestamps: self.cq.timestamps,

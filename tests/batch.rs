@@ -253,6 +253,14 @@ fn a_refused_batch_posts_nothing() {
     drop(batch);
     nothing_arrives(&cq);
 
+    // A batch forgotten (its destructor never runs) posts nothing either: its requests were
+    // written past what the device was told of, and the next post writes over them.
+    let mut batch = a.start_send();
+    batch.signaled().send(21, &s);
+    batch.signaled().send(22, &s);
+    std::mem::forget(batch);
+    nothing_arrives(&cq);
+
     // The queue is as it was: the next batch's request is the one the receive gets.
     let mut batch = a.start_send();
     batch.signaled().send_inline(30, b"after");

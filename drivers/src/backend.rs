@@ -254,6 +254,24 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
     /// `out` as it is read off the ring.
     fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize>;
 
+    /// Takes at most one completion (with its device timestamp when `timestamps`, as
+    /// [`poll_timestamped`](CqBackend::poll_timestamped)), and says whether another may be waiting
+    /// behind it: `false` when the backend saw the next entry not yet written (a lending poll ends
+    /// there instead of polling again). The hint may say `true` when nothing is waiting.
+    #[inline]
+    fn poll_one(
+        &self,
+        out: &mut [crate::wc::TimestampedCompletion; 1],
+        timestamps: bool,
+    ) -> Result<(usize, bool)> {
+        let n = if timestamps {
+            self.poll_timestamped(out)?
+        } else {
+            self.poll(out)?
+        };
+        Ok((n, n == 1))
+    }
+
     /// Arms the queue for its next completion (or next solicited one).
     fn req_notify(&self, solicited_only: bool) -> Result<()> {
         let _ = solicited_only;
@@ -295,6 +313,103 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
     }
 }
 
+/// A batch of send requests being written into a queue pair's send queue, one request at a time
+/// ([`QpBackend::stage_send`]), then posted whole ([`QpBackend::submit_sends`]) or taken back
+/// ([`QpBackend::abandon_sends`]).
+///
+/// Each request is checked and written into the ring as it is added, past what the device and the
+/// poller have been told of: nothing is visible to either until the submit publishes the batch
+/// (mlx5: the hand-off's head, the doorbell record and the doorbell; rxe: the producer index and
+/// the doorbell), so a batch refused, abandoned, or forgotten (`mem::forget`) is posted by nobody:
+/// the next post or batch writes over it. The send queue hands each batch a token when its first
+/// request goes in; any other post or batch on the queue in between takes the queue back and
+/// makes that token stale, and the batch is then refused whole.
+#[derive(Debug, Default)]
+pub struct SendStage {
+    /// The send queue's token for this batch (0: nothing written yet).
+    pub(crate) token: u32,
+    /// Where the next request goes, for a backend that keeps it here (rxe: the producer index).
+    pub(crate) cursor: u32,
+    /// Requests added so far, refused ones included.
+    len: usize,
+    /// The first request refused: then the batch posts nothing.
+    failure: Option<PostError>,
+    /// Submitted or abandoned.
+    pub(crate) done: bool,
+}
+
+impl SendStage {
+    /// An empty batch.
+    pub fn new() -> SendStage {
+        SendStage::default()
+    }
+
+    /// How many requests were added.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no request was added.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the batch was submitted or abandoned.
+    #[inline]
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Whether a request was refused (then the rest are only counted): adds one if so.
+    #[inline(always)]
+    pub fn skip_if_refused(&mut self) -> bool {
+        if self.failure.is_some() {
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Counts a request written.
+    #[inline(always)]
+    pub(crate) fn added(&mut self) {
+        self.len += 1;
+    }
+
+    /// Refuses the request being added (the first refusal is the batch's), and counts it.
+    #[cold]
+    pub fn refuse(&mut self, error: Error) {
+        if self.failure.is_none() {
+            self.failure = Some(PostError {
+                index: self.len,
+                error,
+            });
+        }
+        self.len += 1;
+    }
+
+    /// Ends the batch: its refusal, if a request was refused.
+    #[inline(always)]
+    pub(crate) fn finish(&mut self) -> Option<PostError> {
+        self.done = true;
+        self.failure.take()
+    }
+}
+
+/// The refusal of a batch that another post or batch on its send queue came in the middle of.
+#[cold]
+pub(crate) fn batch_interrupted() -> Error {
+    Error::InvalidArgument {
+        verb: Verb::PostSend,
+        what: "another post on this queue pair came between the batch's requests (the batch \
+               was abandoned: post it again)"
+            .into(),
+    }
+}
+
 /// A backend's queue pair.
 pub trait QpBackend: std::fmt::Debug + Send + Sync {
     /// The address handle type its UD sends name.
@@ -329,7 +444,8 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
     /// batch), all or nothing: when one is refused, none is posted and the index names it;
     /// `index == wrs.len()` is then not a refusal: every request was posted and only the doorbell
     /// failed (a backend whose doorbell is a system call). Callers use
-    /// [`post_send`](QpBackend::post_send) and [`post_send_batch`](QpBackend::post_send_batch).
+    /// [`post_send`](QpBackend::post_send); a batch stages its requests instead
+    /// ([`stage_send`](QpBackend::stage_send)).
     ///
     /// # Safety
     /// The device reads (sends, RDMA writes) or writes (RDMA reads, atomics) the entries' memory until
@@ -352,6 +468,34 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
         wrs: &[W],
     ) -> std::result::Result<(), PostError>;
 
+    /// Adds a send request to `stage`: checks it and writes it into the send queue unpublished
+    /// (see [`SendStage`]); a refusal is recorded there, and the batch will post nothing.
+    /// `ah` is a UD request's address handle.
+    fn stage_send(&self, stage: &mut SendStage, wr: &SendWr<'_>, ah: Option<&Self::Ah>) {
+        let _ = (wr, ah);
+        stage.refuse(Error::Unsupported {
+            verb: Verb::PostSend,
+        });
+    }
+
+    /// Posts the requests of `stage`, all of them with one doorbell, or (a request was refused, the
+    /// queue pair is not in RTS, another post came in between) none. `index == stage.len()` in
+    /// the error: every request was posted and only the doorbell failed (rxe's system call).
+    ///
+    /// # Safety
+    /// As [`QpBackend::post_sends`], for every request of the batch.
+    unsafe fn submit_sends(&self, stage: &mut SendStage) -> std::result::Result<(), PostError> {
+        match stage.finish() {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes back the requests of `stage` (nothing of them is posted).
+    fn abandon_sends(&self, stage: &mut SendStage) {
+        stage.finish();
+    }
+
     /// Posts send work requests, stopping at the first refused (`ibv_post_send`).
     ///
     /// # Safety
@@ -364,20 +508,6 @@ pub trait QpBackend: std::fmt::Debug + Send + Sync {
     ) -> std::result::Result<(), PostError> {
         // SAFETY: the contract is this function's.
         unsafe { self.post_sends::<false, W>(wrs, ah) }
-    }
-
-    /// Posts send work requests all or nothing (a batch).
-    ///
-    /// # Safety
-    /// As [`QpBackend::post_sends`].
-    #[inline(always)]
-    unsafe fn post_send_batch<'a, W: AsRef<SendWr<'a>>>(
-        &self,
-        wrs: &[W],
-        ah: impl Fn(&W) -> Option<&Self::Ah>,
-    ) -> std::result::Result<(), PostError> {
-        // SAFETY: the contract is this function's.
-        unsafe { self.post_sends::<true, W>(wrs, ah) }
     }
 
     /// Posts receive work requests, stopping at the first refused.

@@ -15,7 +15,7 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
-use uverbs_drivers::backend::QpBackend;
+use uverbs_drivers::backend::{QpBackend, SendStage};
 use uverbs_drivers::cmd;
 use uverbs_drivers::error::{Error, Verb};
 use uverbs_drivers::qp_state::{self, mask};
@@ -236,6 +236,23 @@ impl<'res> QueuePair<'res> {
     }
 }
 
+/// The refusal of a datagram that [`QueuePair::datagram_fault`] found at fault (`len` bytes).
+#[cold]
+fn datagram_error(fault: DatagramFault, len: u64) -> Error {
+    let what = match fault {
+        DatagramFault::OtherPd => {
+            "the address handle belongs to another protection domain".to_string()
+        }
+        DatagramFault::OverMtu(mtu) => {
+            format!("a datagram of {len} bytes (the port's MTU is {mtu})")
+        }
+    };
+    Error::InvalidArgument {
+        verb: Verb::PostSend,
+        what,
+    }
+}
+
 /// Why a datagram cannot go (the kernel would drop it while reporting success).
 #[derive(Debug, Clone, Copy)]
 enum DatagramFault {
@@ -298,27 +315,35 @@ impl QueuePair<'_> {
         RecvBatch::new(self)
     }
 
-    /// A [`SendBatch`]'s post: every request checked before any is posted.
-    ///
-    /// # Safety
-    /// As [`QueuePair::post_send_list`].
-    #[allow(unsafe_code)]
-    pub(crate) unsafe fn post_send_batch(
-        &self,
-        requests: &[SendRequest<'_>],
-    ) -> Result<(), PostFailure> {
-        if self.inner.qp_type == uapi::IB_UVERBS_QPT_UD {
-            if let (_, Some(refused)) = self.check_datagrams(requests) {
-                return Err(refused);
+    /// Adds a request of a [`SendBatch`] to its stage: checked and written into the send queue,
+    /// unpublished (a refusal is kept in the stage). A datagram is checked here first as
+    /// [`post_send_list`](QueuePair::post_send_list) checks it.
+    #[inline(always)]
+    pub(crate) fn stage_send(&self, stage: &mut SendStage, r: &SendRequest<'_>) {
+        if r.ah.is_some() && self.inner.qp_type == uapi::IB_UVERBS_QPT_UD {
+            if let Some(fault) = self.datagram_fault(r, self.datagram_mtu()) {
+                return stage.refuse(datagram_error(fault, r.len()));
             }
         }
+        self.inner
+            .imp
+            .stage_send(stage, &r.wr, UdAddress::address_handle(r))
+    }
+
+    /// Posts a [`SendBatch`]'s stage: all or nothing.
+    ///
+    /// # Safety
+    /// As [`QueuePair::post_send_list`], for every request of the stage.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    pub(crate) unsafe fn submit_sends(&self, stage: &mut SendStage) -> Result<(), PostFailure> {
         // SAFETY: the requests' memory is covered by this function's contract.
-        unsafe {
-            self.inner
-                .imp
-                .post_send_batch(requests, UdAddress::address_handle)
-        }
-        .map_err(PostFailure::from)
+        unsafe { self.inner.imp.submit_sends(stage) }.map_err(PostFailure::from)
+    }
+
+    /// Takes back a [`SendBatch`]'s stage: nothing of it is posted.
+    pub(crate) fn abandon_sends(&self, stage: &mut SendStage) {
+        self.inner.imp.abandon_sends(stage)
     }
 
     /// A [`RecvBatch`]'s post: all or nothing.
@@ -436,19 +461,10 @@ impl QueuePair<'_> {
     ) -> (&'r [SendRequest<'a>], Option<PostFailure>) {
         let mtu = self.datagram_mtu();
         for (index, r) in requests.iter().enumerate() {
-            let what = match self.datagram_fault(r, mtu) {
-                None => continue,
-                Some(DatagramFault::OtherPd) => {
-                    "the address handle belongs to another protection domain".to_string()
-                }
-                Some(DatagramFault::OverMtu(mtu)) => {
-                    format!("a datagram of {} bytes (the port's MTU is {mtu})", r.len())
-                }
+            let Some(fault) = self.datagram_fault(r, mtu) else {
+                continue;
             };
-            let error = Error::InvalidArgument {
-                verb: Verb::PostSend,
-                what,
-            };
+            let error = datagram_error(fault, r.len());
             return (
                 &requests[..index],
                 Some(PostFailure {

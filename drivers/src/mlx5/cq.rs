@@ -320,12 +320,24 @@ impl Mlx5Cq {
         out: &mut [C],
         make: impl Fn(WorkCompletion, u64) -> C,
     ) -> Result<usize> {
+        self.poll_hinted::<C, TIMESTAMP, false>(out, make)
+            .map(|(n, _)| n)
+    }
+
+    /// [`poll_impl`](Self::poll_impl), and, with `HINT`, whether another completion was waiting
+    /// when it stopped (`out` full and the next entry written: a hint; `false` without `HINT`).
+    #[inline(always)]
+    fn poll_hinted<C, const TIMESTAMP: bool, const HINT: bool>(
+        &self,
+        out: &mut [C],
+        make: impl Fn(WorkCompletion, u64) -> C,
+    ) -> Result<(usize, bool)> {
         let m = &self.m;
         let mut guard = self.shared.lock();
         let st = &mut *guard;
         if st.resizing {
             // The device is moving to a new ring: nothing to take until the resize is done.
-            return Ok(0);
+            return Ok((0, false));
         }
         if let Some(e) = st.error.take() {
             return Err(e);
@@ -361,9 +373,9 @@ impl Mlx5Cq {
             Some(e) if n == 0 => Err(e),
             Some(e) => {
                 st.error = Some(e);
-                Ok(n)
+                Ok((n, true))
             }
-            None => Ok(n),
+            None => Ok((n, HINT && n == out.len() && st.cq.ready())),
         }
     }
 
@@ -398,6 +410,22 @@ impl CqBackend for Mlx5Cq {
     #[inline]
     fn poll<C: From<WorkCompletion>>(&self, out: &mut [C]) -> Result<usize> {
         self.poll_impl::<C, false>(out, |c, _| C::from(c))
+    }
+
+    #[inline]
+    fn poll_one(
+        &self,
+        out: &mut [TimestampedCompletion; 1],
+        timestamps: bool,
+    ) -> Result<(usize, bool)> {
+        if timestamps {
+            self.poll_hinted::<_, true, true>(out, |wc, timestamp| TimestampedCompletion {
+                wc,
+                timestamp,
+            })
+        } else {
+            self.poll_hinted::<_, false, true>(out, |wc, _| TimestampedCompletion::from(wc))
+        }
     }
 
     /// Arms the CQ: its next completion (or, with `solicited`, its next solicited one) raises a

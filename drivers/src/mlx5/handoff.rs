@@ -163,8 +163,19 @@ impl SendHandoff {
     /// Producer: hands over a WQE of `bbs` blocks (1 to 16, at most the ring's) from block counter
     /// `start` (`head`, the end of the one before), and publishes it with a release store of
     /// `head`. The blocks must be free (before `bb_tail` plus the ring's size, as last loaded).
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn publish(&self, start: u32, bbs: u32, wr_id: u64, opcode: u8) {
+        self.stage(start, bbs, wr_id, opcode);
+        self.publish_head(start.wrapping_add(bbs));
+    }
+
+    /// Producer: writes the description of a WQE of `bbs` blocks from block counter `start` into
+    /// its slots without publishing it: the consumer trusts no slot at or past `head`, so a staged
+    /// WQE is invisible until [`publish_head`](Self::publish_head) moves `head` past it, and one
+    /// never published is simply written over by the next (every slot a WQE covers is rewritten
+    /// before `head` passes it). The blocks must be free, as for [`publish`](Self::publish).
+    #[inline(always)]
+    pub(crate) fn stage(&self, start: u32, bbs: u32, wr_id: u64, opcode: u8) {
         let m = meta(start, bbs, opcode);
         let slot = &self.slots[(start & self.mask) as usize];
         slot.wr_id.store(wr_id, Ordering::Relaxed);
@@ -172,9 +183,13 @@ impl SendHandoff {
         if bbs > 1 {
             self.mark_inside(start, bbs, m);
         }
-        self.head
-            .0
-            .store(start.wrapping_add(bbs), self.ord().publish_head);
+    }
+
+    /// Producer: publishes every WQE staged below block counter `head` (release: their slots are
+    /// whole before the consumer trusts them).
+    #[inline(always)]
+    pub(crate) fn publish_head(&self, head: u32) {
+        self.head.0.store(head, self.ord().publish_head);
     }
 
     /// Gives the slots of a WQE's blocks after its first the WQE's description too: a counter

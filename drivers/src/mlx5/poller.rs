@@ -168,6 +168,17 @@ impl<B: CqeMemory> CqPoller<B> {
         self.ci
     }
 
+    /// Whether the entry at the consumer index is software's (a completion is waiting there), by
+    /// its owner bit alone: a hint, read without the barrier that taking it needs.
+    #[inline(always)]
+    pub fn ready(&self) -> bool {
+        is_sw_owned(
+            self.buf.load_op_own(self.cqe_offset(self.ci) + 63),
+            self.ci,
+            self.ncqe,
+        )
+    }
+
     /// The timestamp of the CQE the consumer index passed last (the one behind the completion
     /// [`poll_into`](CqPoller::poll_into) just returned), or 0 if it is an error CQE, whose bytes
     /// there are other fields. Only while that entry is still software's: before

@@ -37,7 +37,7 @@ use super::srq::{Mlx5Srq, SrqShared};
 use super::uar::Uars;
 use super::wqe::{DataSeg, INVALID_LKEY, MAX_DS, MAX_WQE_COUNT, SEND_WQE_BB};
 use super::{Mlx5Context, Resource};
-use crate::backend::{CqBackend, QpBackend, SrqBackend};
+use crate::backend::{CqBackend, QpBackend, SendStage, SrqBackend};
 use crate::barrier;
 use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
@@ -719,6 +719,36 @@ impl Mlx5Qp {
     }
 }
 
+impl Mlx5Qp {
+    /// Rings the doorbell for the requests committed since the last one (none: writes nothing).
+    ///
+    /// # Safety
+    /// The committed requests are the device's from here: their memory must be as
+    /// [`QpBackend::post_sends`] requires.
+    #[inline(always)]
+    unsafe fn ring(&self, sq: &mut SendQueue<SqRing>) {
+        if sq.pending() == 0 {
+            return;
+        }
+        let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
+        let mut bf = reg.state.lock();
+        // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
+        // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
+        // `ring_doorbell` writes this queue pair's doorbell and WQEs, whose requests this
+        // function's caller vouched for.
+        let mut uar = unsafe { reg.writer(self.uars.layout().bf_reg_size) };
+        sq.ring_doorbell(&mut &self.shared.dbrec, &mut bf, &mut uar);
+    }
+
+    /// Takes back the staging of `token`, if it is still the send queue's open one.
+    #[cold]
+    fn abandon_staged(&self, token: u32) {
+        if let (Some(sq), true) = (self.shared.sq.as_ref(), token != 0) {
+            sq.lock().abandon(token);
+        }
+    }
+}
+
 impl QpBackend for Mlx5Qp {
     type Ah = Mlx5Ah;
 
@@ -772,8 +802,8 @@ impl QpBackend for Mlx5Qp {
         cmd::query_qp(&self.ctx, self.created.handle, attr_mask)
     }
 
-    /// Posts send requests: stops at the first refused, or (`ALL`) checks them all first and posts
-    /// none when one would be refused.
+    /// Posts send requests: stops at the first refused, or (`ALL`) posts none of them then (they
+    /// are staged, and the staging is abandoned: nothing was published).
     ///
     /// # Safety
     /// As [`QpBackend::post_send`].
@@ -803,36 +833,80 @@ impl QpBackend for Mlx5Qp {
                 },
             });
         };
-        if ALL {
-            // All or nothing: the whole batch is checked before any of it is written.
-            if let Err((index, error)) = sq.check_all(wrs, |w| (w.as_ref(), ah(w).map(Mlx5Ah::av)))
-            {
-                return Err(PostError { index, error });
-            }
-        }
         let mut failure = None;
-        let mut posted = 0;
+        let mut token = 0;
         for (index, w) in wrs.iter().enumerate() {
-            match sq.post(w.as_ref(), ah(w).map(Mlx5Ah::av)) {
-                Ok(_) => posted += 1,
-                Err(error) => {
-                    failure = Some(PostError { index, error });
-                    break;
-                }
+            if let Err(error) = sq.stage(&mut token, w.as_ref(), ah(w).map(Mlx5Ah::av)) {
+                failure = Some(PostError { index, error });
+                break;
             }
         }
-        debug_assert!(!ALL || failure.is_none(), "a checked batch was refused");
-        if posted > 0 {
-            let reg = self.uars.bfreg(self.bfreg).expect("checked at creation");
-            let mut bf = reg.state.lock();
-            // SAFETY: the size is the layout's of the `Uars` the register is in, which `self.uars`
-            // keeps mapped for this block; `bf` is the register's lock, held while `uar` is used;
-            // `ring_doorbell` writes this queue pair's doorbell and WQE, whose requests `post_send`'s
-            // caller vouched for (its contract).
-            let mut uar = unsafe { reg.writer(self.uars.layout().bf_reg_size) };
-            sq.ring_doorbell(&mut &self.shared.dbrec, &mut bf, &mut uar);
+        if ALL && failure.is_some() {
+            // All or nothing: nothing was published; the queue is as it was.
+            sq.abandon(token);
+            return failure.map_or(Ok(()), Err);
         }
+        // Our own staging, opened under this lock: it is the open one.
+        let committed = sq.commit(token);
+        debug_assert!(committed.is_ok());
+        // SAFETY: the requests committed are this call's, which its caller vouched for.
+        unsafe { self.ring(&mut sq) };
         failure.map_or(Ok(()), Err)
+    }
+
+    #[inline(always)]
+    fn stage_send(&self, stage: &mut SendStage, wr: &SendWr<'_>, ah: Option<&Mlx5Ah>) {
+        if stage.skip_if_refused() {
+            return;
+        }
+        let Some(sq) = self.shared.sq.as_ref() else {
+            return stage.refuse(Error::QueueFull {
+                verb: Verb::PostSend,
+                capacity: 0,
+            });
+        };
+        let staged = sq.lock().stage(&mut stage.token, wr, ah.map(Mlx5Ah::av));
+        match staged {
+            Ok(_) => stage.added(),
+            Err(error) => stage.refuse(error),
+        }
+    }
+
+    /// # Safety
+    /// As [`QpBackend::submit_sends`].
+    #[inline(always)]
+    unsafe fn submit_sends(&self, stage: &mut SendStage) -> std::result::Result<(), PostError> {
+        if let Some(failure) = stage.finish() {
+            self.abandon_staged(stage.token);
+            return Err(failure);
+        }
+        let Some(sq) = self.shared.sq.as_ref().filter(|_| stage.token != 0) else {
+            return Ok(());
+        };
+        let current = self.state();
+        if current != state::RTS {
+            self.abandon_staged(stage.token);
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostSend,
+                    state: current,
+                    needed: "RTS",
+                },
+            });
+        }
+        let mut sq = sq.lock();
+        if let Err(error) = sq.commit(stage.token) {
+            return Err(PostError { index: 0, error });
+        }
+        // SAFETY: the requests committed are the batch's, which this call's caller vouched for.
+        unsafe { self.ring(&mut sq) };
+        Ok(())
+    }
+
+    fn abandon_sends(&self, stage: &mut SendStage) {
+        stage.finish();
+        self.abandon_staged(stage.token);
     }
 
     /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.

@@ -42,6 +42,7 @@ use super::wqe::{
     fm_ce_se, opcode, AtomicSeg, Av, CtrlSeg, DataSeg, DatagramSeg, InlineHeader, RaddrSeg, MAX_DS,
     MAX_WQE_COUNT, OCTOWORD, SEND_WQE_BB,
 };
+use crate::backend::batch_interrupted;
 use crate::barrier;
 use crate::error::{Error, Result, Verb};
 use crate::wr::{self, SendWr};
@@ -327,6 +328,23 @@ pub struct SendQueue<B> {
     /// Requests posted since the last doorbell, and the last of them.
     pending: u32,
     last: PostedWqe,
+    /// The token of the open staging ([`stage`](SendQueue::stage)), 0 when none is open.
+    open: u32,
+    /// The last token handed out (never 0).
+    gen: u32,
+    /// The producer's state when the open staging began, to which [`abandon`] returns.
+    ///
+    /// [`abandon`]: SendQueue::abandon
+    saved: Saved,
+}
+
+/// What a staging changes and abandoning it restores.
+#[derive(Debug, Clone, Copy)]
+struct Saved {
+    cur_post: u32,
+    head: u32,
+    pending: u32,
+    last: PostedWqe,
 }
 
 impl<B: SendRing> SendQueue<B> {
@@ -400,6 +418,14 @@ impl<B: SendRing> SendQueue<B> {
             handoff: Arc::new(SendHandoff::new(wqe_cnt)),
             pending: 0,
             last: NO_WQE,
+            open: 0,
+            gen: 0,
+            saved: Saved {
+                cur_post: 0,
+                head: 0,
+                pending: 0,
+                last: NO_WQE,
+            },
         })
     }
 
@@ -413,8 +439,104 @@ impl<B: SendRing> SendQueue<B> {
     /// entries, more entries than `max_send_sge`, an atomic without an 8-byte buffer or 8-byte
     /// aligned remote address, a WQE over [`MAX_DS`] octowords, or a full queue (`max_send_wr`
     /// requests outstanding, or not enough free basic blocks before the oldest outstanding WQE).
+    ///
+    /// A staging left open ([`stage`](SendQueue::stage)) is abandoned first.
     #[inline(always)]
     pub fn post(&mut self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
+        self.discard();
+        let posted = self.write(wr, av)?;
+        // Before the doorbell: a CQE of this WQE finds it published.
+        self.handoff.publish_head(self.cur_post);
+        Ok(posted)
+    }
+
+    /// Writes a request of a staging: the first (`*token == 0`) opens one, abandoning any other
+    /// left open, and sets `*token`; the next ones must carry it. The WQE is written into the
+    /// ring and the request counted, but nothing is published: neither the poller (the
+    /// hand-off's head) nor the device (the doorbell record) sees it until
+    /// [`commit`](SendQueue::commit), and [`abandon`](SendQueue::abandon) (or the next staging or
+    /// [`post`](SendQueue::post), when a staging is left open) takes it back without a trace.
+    /// Refused as [`post`](SendQueue::post) refuses, and also when another staging or post came
+    /// after this one began (`*token` no longer open): then nothing is written.
+    #[inline(always)]
+    pub fn stage(
+        &mut self,
+        token: &mut u32,
+        wr: &SendWr<'_>,
+        av: Option<&Av>,
+    ) -> Result<PostedWqe> {
+        if *token != self.open || *token == 0 {
+            if *token != 0 {
+                return Err(batch_interrupted());
+            }
+            *token = self.begin();
+        }
+        self.write(wr, av)
+    }
+
+    /// Opens a staging: abandons one left open, saves the producer's state, and returns the new
+    /// token.
+    #[inline]
+    fn begin(&mut self) -> u32 {
+        self.discard();
+        self.gen = self.gen.wrapping_add(1).max(1);
+        self.open = self.gen;
+        self.saved = Saved {
+            cur_post: self.cur_post,
+            head: self.head,
+            pending: self.pending,
+            last: self.last,
+        };
+        self.open
+    }
+
+    /// Takes back the open staging, if any.
+    #[inline(always)]
+    fn discard(&mut self) {
+        if self.open != 0 {
+            self.restore();
+        }
+    }
+
+    #[cold]
+    fn restore(&mut self) {
+        let s = self.saved;
+        self.cur_post = s.cur_post;
+        self.head = s.head;
+        self.pending = s.pending;
+        self.last = s.last;
+        self.open = 0;
+    }
+
+    /// Publishes the staging of `token` to the poller: its requests are posted, and the next
+    /// [`ring_doorbell`](SendQueue::ring_doorbell) hands them to the device. `token` 0 (nothing
+    /// staged) commits nothing; a token that is not the open staging's (another staging or post
+    /// came after it, which abandoned it) is refused, and nothing is published.
+    #[inline(always)]
+    pub fn commit(&mut self, token: u32) -> Result<()> {
+        if token != self.open {
+            return if token == 0 {
+                Ok(())
+            } else {
+                Err(batch_interrupted())
+            };
+        }
+        self.open = 0;
+        // Before the doorbell: a CQE of these WQEs finds them published.
+        self.handoff.publish_head(self.cur_post);
+        Ok(())
+    }
+
+    /// Takes back the staging of `token` (if still open): the queue is as it was before it.
+    pub fn abandon(&mut self, token: u32) {
+        if token != 0 && token == self.open {
+            self.restore();
+        }
+    }
+
+    /// Builds the WQE of `wr` at the producer counter and advances it, without publishing it.
+    #[inline(always)]
+    fn write(&mut self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
         // The fast path makes every check `check` makes (and the octoword limit and the queue's
         // space), as plain comparisons; any refusal goes to `post_checked`, which checks again one
         // by one and says what is wrong. So the hot path builds no error.
@@ -578,32 +700,6 @@ impl<B: SendRing> SendQueue<B> {
         }
     }
 
-    /// Whether every request of `wrs` would be posted, in order, with the room the queue has now
-    /// (a batch, all or nothing): the index and error of the first that would not. Writes
-    /// nothing, so a refused batch leaves no trace; when it says yes, [`post`](SendQueue::post)
-    /// of each of them succeeds (the same checks, by the same rules).
-    pub fn check_all<'a, W>(
-        &mut self,
-        wrs: &[W],
-        req: impl Fn(&W) -> (&SendWr<'a>, Option<&Av>),
-    ) -> std::result::Result<(), (usize, Error)> {
-        self.load_retired();
-        let outstanding = self.head.wrapping_sub(self.tail) as usize;
-        let mut used = self.cur_post.wrapping_sub(self.bb_tail);
-        for (index, w) in wrs.iter().enumerate() {
-            let (wr, av) = req(w);
-            let bbs = match self.fast_shape(wr, av) {
-                Some(sh) => sh.bbs,
-                None => self.shape(wr, av).map_err(|e| (index, e))?.bbs,
-            };
-            if outstanding + index >= self.cfg.max_send_wr as usize || used + bbs > self.wqe_cnt {
-                return Err((index, self.queue_full()));
-            }
-            used += bbs;
-        }
-        Ok(())
-    }
-
     /// Writes the WQE of `wr` (checked: mlx5 opcode, [`OPCODES`] `extra`, size in octowords and
     /// blocks, inline or not) at the producer counter and advances it.
     #[inline(always)]
@@ -686,8 +782,8 @@ impl<B: SendRing> SendQueue<B> {
 
         self.cur_post = start.wrapping_add(bbs);
         self.seqs[idx] = self.head;
-        // Before the doorbell: a CQE of this WQE finds it published.
-        self.handoff.publish(start, bbs, wr.wr_id, mlx5_opcode);
+        // Published by `post` or `commit`, before the doorbell.
+        self.handoff.stage(start, bbs, wr.wr_id, mlx5_opcode);
         self.head = self.head.wrapping_add(1);
         let posted = PostedWqe {
             index: start as u16,
@@ -723,6 +819,12 @@ impl<B: SendRing> SendQueue<B> {
             // `check_send` let through only the opcodes of `limits.opcodes`.
             _ => (opcode::ATOMIC_FA, 2),
         })
+    }
+
+    /// Requests posted or committed since the last doorbell.
+    #[inline(always)]
+    pub fn pending(&self) -> u32 {
+        self.pending
     }
 
     /// The doorbell record's send word (`dbrec[MLX5_SND_DBR]`): `cur_post & 0xffff`.
@@ -914,6 +1016,7 @@ impl<B: AsRef<[u8]>> SendQueue<B> {
         self.bb_tail = 0;
         self.pending = 0;
         self.last = NO_WQE;
+        self.open = 0;
     }
 }
 
@@ -988,10 +1091,11 @@ mod tests {
         assert_eq!(sq.doorbell_record().get(), 1);
     }
 
-    /// A batch is checked whole before anything is written: the first request that would not go
-    /// in (here the third: the queue holds two) is named, and the queue is as it was.
+    /// A staging is invisible until committed: refused at its third request (the queue holds
+    /// two), abandoned, it leaves the queue as it was, and the poller retires none of it; one
+    /// interrupted by a post is refused, and the post's request is the only one published.
     #[test]
-    fn check_all_refuses_a_batch_before_writing() {
+    fn a_staging_is_all_or_nothing() {
         let mut ring = vec![0u8; 64 * 8];
         let mut c = cfg(QpType::Rc);
         c.max_send_wr = 2;
@@ -1003,22 +1107,44 @@ mod tests {
             SendWr::send(3, &sges),
         ];
         let before = (sq.doorbell_record(), sq.outstanding(), sq.free_blocks());
-        let e = sq.check_all(&wrs, |w| (w, None)).unwrap_err();
-        assert_eq!(e.0, 2);
-        assert!(matches!(e.1, Error::QueueFull { .. }), "{:?}", e.1);
-        let mut bad = SendWr::send(4, &sges);
-        bad.opcode = wr::opcode::LOCAL_INV;
-        let e = sq.check_all(&[wrs[0], bad], |w| (w, None)).unwrap_err();
-        assert_eq!(e.0, 1);
+        let mut token = 0;
+        sq.stage(&mut token, &wrs[0], None).unwrap();
+        sq.stage(&mut token, &wrs[1], None).unwrap();
+        let e = sq.stage(&mut token, &wrs[2], None).unwrap_err();
+        assert!(matches!(e, Error::QueueFull { .. }), "{e:?}");
+        // Staged, not published: a CQE naming the first is stale.
+        assert_eq!(sq.retire(0), None);
+        sq.abandon(token);
         assert_eq!(
             (sq.doorbell_record(), sq.outstanding(), sq.free_blocks()),
             before
         );
-        // What it accepts goes in.
-        sq.check_all(&wrs[..2], |w| (w, None)).unwrap();
-        for w in &wrs[..2] {
-            sq.post(w, None).unwrap();
-        }
+        assert_eq!(
+            sq.commit(token).unwrap_err().to_string(),
+            batch_interrupted().to_string()
+        );
+        assert_eq!(sq.retire(0), None);
+
+        // A post between two requests of a staging abandons it.
+        let mut token = 0;
+        sq.stage(&mut token, &wrs[0], None).unwrap();
+        sq.post(&wrs[2], None).unwrap();
+        assert!(sq.stage(&mut token, &wrs[1], None).is_err());
+        assert!(sq.commit(token).is_err());
+        assert_eq!(sq.outstanding(), 1);
+        assert_eq!(sq.retire(0).map(|r| r.wr_id), Some(3));
+
+        // A committed staging is posted whole, once, and rung with one doorbell.
+        let mut token = 0;
+        sq.stage(&mut token, &wrs[0], None).unwrap();
+        sq.stage(&mut token, &wrs[1], None).unwrap();
+        sq.commit(token).unwrap();
+        assert_eq!(sq.outstanding(), 2);
+        // The post's and the two committed, none rung yet.
+        assert_eq!((sq.pending(), sq.doorbell_record().get()), (3, 3));
+        assert_eq!(sq.retire(2).map(|r| r.wr_id), Some(2));
+        // Committing again changes nothing.
+        assert!(sq.commit(token).is_err());
     }
 
     #[test]

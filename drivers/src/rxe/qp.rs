@@ -12,10 +12,11 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use super::ah::RxeAh;
 use super::queue::{Queue, RingLock};
-use crate::backend::QpBackend;
+use crate::backend::{batch_interrupted, QpBackend, SendStage};
 use crate::chan::SendDoorbell;
 use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
+use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wr::{
     self, opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE, MULTICAST_QPN,
@@ -35,8 +36,9 @@ pub struct RxeQp {
     qp_type: u8,
     sq: Queue,
     rq: Option<Queue>,
-    /// Serialises posters on each ring; the producer index is ours alone.
-    sq_lock: RingLock,
+    /// Serialises posters on each ring; the producer index is ours alone. The send ring's also
+    /// keeps which batch ([`SendStage`]) has its slots past the producer index.
+    sq_lock: SpinMutex<SqStaging>,
     rq_lock: RingLock,
     /// The send doorbell's command, built at creation.
     doorbell: Box<SendDoorbell>,
@@ -53,6 +55,15 @@ pub struct RxeQp {
     is_ud: bool,
     /// `max_inline`, and no more than [`MAX_MESSAGE`].
     inline_limit: u64,
+}
+
+/// Which batch writes the send ring's slots past the producer index.
+#[derive(Debug, Default)]
+struct SqStaging {
+    /// The open batch's token (0: none).
+    open: u32,
+    /// The last token handed out.
+    gen: u32,
 }
 
 /// The opcodes `fast_ops` may hold, by queue pair type (a subset of `check_send`'s table).
@@ -123,7 +134,7 @@ impl RxeQp {
             qp_type: init.qp_type,
             sq,
             rq,
-            sq_lock: RingLock::default(),
+            sq_lock: SpinMutex::default(),
             rq_lock: RingLock::default(),
             doorbell,
             state: AtomicU8::new(state::RESET),
@@ -214,6 +225,19 @@ impl RxeQp {
             index: posted_count,
             error,
         })
+    }
+}
+
+impl RxeQp {
+    /// Takes back the batch of `token`'s slots, if it still has them (nothing was published).
+    #[cold]
+    fn abandon_staged(&self, token: u32) {
+        if token != 0 {
+            let mut staging = self.sq_lock.lock();
+            if staging.open == token {
+                staging.open = 0;
+            }
+        }
     }
 }
 
@@ -403,7 +427,9 @@ impl QpBackend for RxeQp {
         let mut failure = None;
         let mut posted = 0;
         {
-            let _guard = self.sq_lock.lock();
+            let mut staging = self.sq_lock.lock();
+            // A batch left open loses its slots to this post.
+            staging.open = 0;
             let q = &self.sq;
             let mut producer = q.own_producer();
             let mut consumer = q.load_consumer();
@@ -463,6 +489,95 @@ impl QpBackend for RxeQp {
             }
         }
         failure.map_or(Ok(()), Err)
+    }
+
+    #[inline(always)]
+    fn stage_send(&self, stage: &mut SendStage, wr: &SendWr<'_>, ah: Option<&RxeAh>) {
+        if stage.skip_if_refused() {
+            return;
+        }
+        let ah_num = ah.map_or(0, RxeAh::ah_num);
+        let length = match self.fast_length(wr, ah_num) {
+            Some(length) => length,
+            None => match self.check_send(wr, ah) {
+                Ok(()) => wr.length(),
+                Err(error) => return stage.refuse(error),
+            },
+        };
+        let q = &self.sq;
+        let mut staging = self.sq_lock.lock();
+        if stage.token != staging.open || stage.token == 0 {
+            if stage.token != 0 {
+                drop(staging);
+                return stage.refuse(batch_interrupted());
+            }
+            // The batch's first request: the slots from the producer index on are its own until
+            // another post takes them back.
+            staging.gen = staging.gen.wrapping_add(1).max(1);
+            staging.open = staging.gen;
+            stage.token = staging.gen;
+            stage.cursor = q.own_producer();
+        }
+        let next = q.next(stage.cursor);
+        if next == q.load_consumer() {
+            drop(staging);
+            return stage.refuse(queue_full(0, q.capacity()).error);
+        }
+        // SAFETY: the slot at the cursor is free (the ring is not full up to it) and this batch's
+        // (its token is the open one, under the lock: no other poster writes past the producer
+        // index until it takes the slots back); the checks bounded what goes in by the slot's
+        // payload size, and `length` is the request's (at most MAX_MESSAGE: it fits in 32 bits).
+        unsafe { write_send_wqe(q.slot(stage.cursor), wr, length as u32, ah_num) };
+        stage.cursor = next;
+        stage.added();
+    }
+
+    /// # Safety
+    /// As [`QpBackend::submit_sends`].
+    #[inline(always)]
+    unsafe fn submit_sends(&self, stage: &mut SendStage) -> std::result::Result<(), PostError> {
+        if let Some(failure) = stage.finish() {
+            self.abandon_staged(stage.token);
+            return Err(failure);
+        }
+        if stage.token == 0 {
+            return Ok(());
+        }
+        let current = self.state();
+        if current != state::RTS {
+            self.abandon_staged(stage.token);
+            return Err(PostError {
+                index: 0,
+                error: Error::WrongState {
+                    verb: Verb::PostSend,
+                    state: current,
+                    needed: "RTS",
+                },
+            });
+        }
+        {
+            let mut staging = self.sq_lock.lock();
+            if staging.open != stage.token {
+                return Err(PostError {
+                    index: 0,
+                    error: batch_interrupted(),
+                });
+            }
+            staging.open = 0;
+            self.sq.publish_producer(stage.cursor);
+        }
+        self.ctx
+            .channel()
+            .ring_send_doorbell(&self.doorbell)
+            .map_err(|error| PostError {
+                index: stage.len(),
+                error,
+            })
+    }
+
+    fn abandon_sends(&self, stage: &mut SendStage) {
+        stage.finish();
+        self.abandon_staged(stage.token);
     }
 
     /// Posts receive requests: stops at the first refused, or (`ALL`) posts none of them then.

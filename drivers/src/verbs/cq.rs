@@ -51,6 +51,15 @@ impl CqBackend for Cq {
         dispatch!(Cq, self, cq => CqBackend::poll_timestamped(cq, out))
     }
 
+    #[inline]
+    fn poll_one(
+        &self,
+        out: &mut [TimestampedCompletion; 1],
+        timestamps: bool,
+    ) -> Result<(usize, bool)> {
+        dispatch!(Cq, self, cq => CqBackend::poll_one(cq, out, timestamps))
+    }
+
     fn resize(&self, cqe: u32) -> Result<u32> {
         dispatch!(Cq, self, cq => CqBackend::resize(cq, cqe))
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use uverbs_uapi as uapi;
 
 use super::{dispatch, of_another_backend, Ah, Backend, Cq, DeviceContext, Of, Qp, Srq};
-use crate::backend::{CqBackend, Provider, QpBackend, SrqBackend};
+use crate::backend::{CqBackend, Provider, QpBackend, SendStage, SrqBackend};
 use crate::cmd::QpInit;
 use crate::error::{Error, Result, Verb};
 use crate::wr::{PostError, RecvWr, SendWr};
@@ -123,6 +123,23 @@ impl QpBackend for Qp {
         dispatch!(Qp, self, qp => unsafe {
             QpBackend::post_sends::<ALL, W>(qp, wrs, |w| ah(w).and_then(Of::of))
         })
+    }
+
+    #[inline]
+    fn stage_send(&self, stage: &mut SendStage, wr: &SendWr<'_>, ah: Option<&Ah>) {
+        dispatch!(Qp, self, qp => QpBackend::stage_send(qp, stage, wr, ah.and_then(Of::of)))
+    }
+
+    /// # Safety
+    /// As [`QpBackend::submit_sends`].
+    #[inline]
+    unsafe fn submit_sends(&self, stage: &mut SendStage) -> std::result::Result<(), PostError> {
+        // SAFETY: the same contract, passed on.
+        dispatch!(Qp, self, qp => unsafe { QpBackend::submit_sends(qp, stage) })
+    }
+
+    fn abandon_sends(&self, stage: &mut SendStage) {
+        dispatch!(Qp, self, qp => QpBackend::abandon_sends(qp, stage))
     }
 
     /// Posts receive work requests (see [`QpBackend::post_recvs`]). No system call.
