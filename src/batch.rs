@@ -103,6 +103,7 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
         }
     }
 
+    #[inline(always)]
     fn op(&mut self, flags: u32) -> SendOp<'_, 'qp, 'a> {
         SendOp {
             batch: self,
@@ -112,18 +113,21 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// The next request completes (`IBV_SEND_SIGNALED`): it produces a work completion.
+    #[inline(always)]
     pub fn signaled(&mut self) -> SendOp<'_, 'qp, 'a> {
         self.op(send_flags::SIGNALED)
     }
 
     /// The next request waits for this queue pair's earlier RDMA reads and atomics to finish
     /// (`IBV_SEND_FENCE`).
+    #[inline(always)]
     pub fn fenced(&mut self) -> SendOp<'_, 'qp, 'a> {
         self.op(send_flags::FENCE)
     }
 
     /// The next request is solicited (`IBV_SEND_SOLICITED`): it wakes a peer armed for solicited
     /// completions only.
+    #[inline(always)]
     pub fn solicited(&mut self) -> SendOp<'_, 'qp, 'a> {
         self.op(send_flags::SOLICITED)
     }
@@ -131,6 +135,7 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     /// The next request is a datagram (UD) to queue pair `remote_qpn` at `ah` with Q_Key `qkey`.
     /// `ah` must stay alive until the send's completion has been polled (see
     /// [`submit`](SendBatch::submit)).
+    #[inline(always)]
     pub fn to(&mut self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> SendOp<'_, 'qp, 'a> {
         let mut op = self.op(0);
         op.dest = Some((ah, remote_qpn, qkey));
@@ -138,11 +143,13 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// An unsignaled SEND of the concatenation of `sges` ([`SendOp::send`]).
+    #[inline(always)]
     pub fn send(&mut self, wr_id: u64, sges: &'a [Sge]) {
         self.op(0).send(wr_id, sges)
     }
 
     /// An unsignaled SEND with immediate data ([`SendOp::send_imm`]).
+    #[inline(always)]
     pub fn send_imm(&mut self, wr_id: u64, sges: &'a [Sge], imm: u32) {
         self.op(0).send_imm(wr_id, sges, imm)
     }
@@ -158,16 +165,19 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// An unsignaled SEND with invalidate ([`SendOp::send_with_invalidate`]).
+    #[inline(always)]
     pub fn send_with_invalidate(&mut self, wr_id: u64, sges: &'a [Sge], rkey: u32) {
         self.op(0).send_with_invalidate(wr_id, sges, rkey)
     }
 
     /// An unsignaled RDMA WRITE ([`SendOp::write`]).
+    #[inline(always)]
     pub fn write(&mut self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) {
         self.op(0).write(wr_id, sges, remote)
     }
 
     /// An unsignaled RDMA WRITE with immediate data ([`SendOp::write_imm`]).
+    #[inline(always)]
     pub fn write_imm(&mut self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory, imm: u32) {
         self.op(0).write_imm(wr_id, sges, remote, imm)
     }
@@ -184,11 +194,13 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// An unsignaled RDMA READ ([`SendOp::read`]).
+    #[inline(always)]
     pub fn read(&mut self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) {
         self.op(0).read(wr_id, sges, remote)
     }
 
     /// An unsignaled atomic compare-and-swap ([`SendOp::atomic_cmp_swap`]).
+    #[inline(always)]
     pub fn atomic_cmp_swap(
         &mut self,
         wr_id: u64,
@@ -202,6 +214,7 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// An unsignaled atomic fetch-and-add ([`SendOp::atomic_fetch_add`]).
+    #[inline(always)]
     pub fn atomic_fetch_add(
         &mut self,
         wr_id: u64,
@@ -248,24 +261,28 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
 
 impl<'a> SendOp<'_, '_, 'a> {
     /// Also signaled ([`SendBatch::signaled`]).
+    #[inline(always)]
     pub fn signaled(mut self) -> Self {
         self.flags |= send_flags::SIGNALED;
         self
     }
 
     /// Also fenced ([`SendBatch::fenced`]).
+    #[inline(always)]
     pub fn fenced(mut self) -> Self {
         self.flags |= send_flags::FENCE;
         self
     }
 
     /// Also solicited ([`SendBatch::solicited`]).
+    #[inline(always)]
     pub fn solicited(mut self) -> Self {
         self.flags |= send_flags::SOLICITED;
         self
     }
 
     /// Also a datagram to `remote_qpn` at `ah` ([`SendBatch::to`]).
+    #[inline(always)]
     pub fn to(mut self, ah: &'a AddressHandle, remote_qpn: u32, qkey: u32) -> Self {
         self.dest = Some((ah, remote_qpn, qkey));
         self
@@ -283,11 +300,13 @@ impl<'a> SendOp<'_, '_, 'a> {
     }
 
     /// SEND the concatenation of `sges` to the peer's next receive.
+    #[inline(always)]
     pub fn send(self, wr_id: u64, sges: &'a [Sge]) {
         self.push(SendRequest::send(wr_id, sges))
     }
 
     /// SEND with 32 bits of immediate data (host order; see [`SendRequest::send_with_imm`]).
+    #[inline(always)]
     pub fn send_imm(self, wr_id: u64, sges: &'a [Sge], imm: u32) {
         self.push(SendRequest::send_with_imm(wr_id, sges, imm))
     }
@@ -304,16 +323,19 @@ impl<'a> SendOp<'_, '_, 'a> {
     }
 
     /// SEND with invalidate of `rkey` at the peer ([`SendRequest::send_with_invalidate`]).
+    #[inline(always)]
     pub fn send_with_invalidate(self, wr_id: u64, sges: &'a [Sge], rkey: u32) {
         self.push(SendRequest::send_with_invalidate(wr_id, sges, rkey))
     }
 
     /// RDMA WRITE `sges` to `remote`.
+    #[inline(always)]
     pub fn write(self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) {
         self.push(SendRequest::rdma_write(wr_id, sges, remote))
     }
 
     /// RDMA WRITE with immediate data (host order): the peer gets a completion carrying `imm`.
+    #[inline(always)]
     pub fn write_imm(self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory, imm: u32) {
         self.push(SendRequest::rdma_write_with_imm(wr_id, sges, remote, imm))
     }
@@ -329,12 +351,14 @@ impl<'a> SendOp<'_, '_, 'a> {
     }
 
     /// RDMA READ from `remote` into `sges`.
+    #[inline(always)]
     pub fn read(self, wr_id: u64, sges: &'a [Sge], remote: RemoteMemory) {
         self.push(SendRequest::rdma_read(wr_id, sges, remote))
     }
 
     /// Atomic compare-and-swap of the 8 bytes at `remote` (8-byte aligned); the original value
     /// lands in `sge` ([`SendRequest::compare_and_swap`]).
+    #[inline(always)]
     pub fn atomic_cmp_swap(
         self,
         wr_id: u64,
@@ -350,6 +374,7 @@ impl<'a> SendOp<'_, '_, 'a> {
 
     /// Atomic fetch-and-add of `add` to the 8 bytes at `remote` (8-byte aligned); the original
     /// value lands in `sge` ([`SendRequest::fetch_and_add`]).
+    #[inline(always)]
     pub fn atomic_fetch_add(self, wr_id: u64, sge: &'a [Sge; 1], remote: RemoteMemory, add: u64) {
         self.push(SendRequest::fetch_and_add(wr_id, sge, remote, add))
     }

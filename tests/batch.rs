@@ -260,6 +260,10 @@ fn a_refused_batch_posts_nothing() {
     batch.signaled().send(22, &s);
     std::mem::forget(batch);
     nothing_arrives(&cq);
+    // Not even by a post with nothing to post (F42): the doorbell it rings covers no request.
+    // SAFETY: no request.
+    unsafe { a.post_send_list(&[]) }.unwrap();
+    nothing_arrives(&cq);
 
     // The queue is as it was: the next batch's request is the one the receive gets.
     let mut batch = a.start_send();

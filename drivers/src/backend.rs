@@ -326,10 +326,9 @@ pub trait CqBackend: std::fmt::Debug + Send + Sync {
 /// makes that token stale, and the batch is then refused whole.
 #[derive(Debug, Default)]
 pub struct SendStage {
-    /// The send queue's token for this batch (0: nothing written yet).
-    pub(crate) token: u32,
-    /// Where the next request goes, for a backend that keeps it here (rxe: the producer index).
-    pub(crate) cursor: u32,
+    /// The send queue's token for this batch (0: nothing written yet): from
+    /// [`stage_token`], so never another batch's, of any queue, while the process lives.
+    pub(crate) token: u64,
     /// Requests added so far, refused ones included.
     len: usize,
     /// The first request refused: then the batch posts nothing.
@@ -397,6 +396,14 @@ impl SendStage {
         self.done = true;
         self.failure.take()
     }
+}
+
+/// A fresh token for a staging: unique in the process (a 64-bit counter that would take
+/// centuries to wrap), so a [`SendStage`] matches only the staging its own queue opened for it.
+#[inline]
+pub(crate) fn stage_token() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The refusal of a batch that another post or batch on its send queue came in the middle of.

@@ -727,6 +727,8 @@ impl Mlx5Qp {
     /// [`QpBackend::post_sends`] requires.
     #[inline(always)]
     unsafe fn ring(&self, sq: &mut SendQueue<SqRing>) {
+        // Only committed requests: a staging open here is another batch's, taken back.
+        sq.discard();
         if sq.pending() == 0 {
             return;
         }
@@ -742,7 +744,7 @@ impl Mlx5Qp {
 
     /// Takes back the staging of `token`, if it is still the send queue's open one.
     #[cold]
-    fn abandon_staged(&self, token: u32) {
+    fn abandon_staged(&self, token: u64) {
         if let (Some(sq), true) = (self.shared.sq.as_ref(), token != 0) {
             sq.lock().abandon(token);
         }

@@ -42,7 +42,7 @@ use super::wqe::{
     fm_ce_se, opcode, AtomicSeg, Av, CtrlSeg, DataSeg, DatagramSeg, InlineHeader, RaddrSeg, MAX_DS,
     MAX_WQE_COUNT, OCTOWORD, SEND_WQE_BB,
 };
-use crate::backend::batch_interrupted;
+use crate::backend::{batch_interrupted, stage_token};
 use crate::barrier;
 use crate::error::{Error, Result, Verb};
 use crate::wr::{self, SendWr};
@@ -329,9 +329,7 @@ pub struct SendQueue<B> {
     pending: u32,
     last: PostedWqe,
     /// The token of the open staging ([`stage`](SendQueue::stage)), 0 when none is open.
-    open: u32,
-    /// The last token handed out (never 0).
-    gen: u32,
+    open: u64,
     /// The producer's state when the open staging began, to which [`abandon`] returns.
     ///
     /// [`abandon`]: SendQueue::abandon
@@ -419,7 +417,6 @@ impl<B: SendRing> SendQueue<B> {
             pending: 0,
             last: NO_WQE,
             open: 0,
-            gen: 0,
             saved: Saved {
                 cur_post: 0,
                 head: 0,
@@ -461,7 +458,7 @@ impl<B: SendRing> SendQueue<B> {
     #[inline(always)]
     pub fn stage(
         &mut self,
-        token: &mut u32,
+        token: &mut u64,
         wr: &SendWr<'_>,
         av: Option<&Av>,
     ) -> Result<PostedWqe> {
@@ -477,10 +474,9 @@ impl<B: SendRing> SendQueue<B> {
     /// Opens a staging: abandons one left open, saves the producer's state, and returns the new
     /// token.
     #[inline]
-    fn begin(&mut self) -> u32 {
+    fn begin(&mut self) -> u64 {
         self.discard();
-        self.gen = self.gen.wrapping_add(1).max(1);
-        self.open = self.gen;
+        self.open = stage_token();
         self.saved = Saved {
             cur_post: self.cur_post,
             head: self.head,
@@ -490,9 +486,9 @@ impl<B: SendRing> SendQueue<B> {
         self.open
     }
 
-    /// Takes back the open staging, if any.
+    /// Takes back the open staging, if any (whoever's it is: its submit will be refused).
     #[inline(always)]
-    fn discard(&mut self) {
+    pub fn discard(&mut self) {
         if self.open != 0 {
             self.restore();
         }
@@ -513,13 +509,14 @@ impl<B: SendRing> SendQueue<B> {
     /// staged) commits nothing; a token that is not the open staging's (another staging or post
     /// came after it, which abandoned it) is refused, and nothing is published.
     #[inline(always)]
-    pub fn commit(&mut self, token: u32) -> Result<()> {
-        if token != self.open {
-            return if token == 0 {
-                Ok(())
-            } else {
-                Err(batch_interrupted())
-            };
+    pub fn commit(&mut self, token: u64) -> Result<()> {
+        if token != self.open || token == 0 {
+            if token == 0 {
+                // Nothing of the caller's: any staging open is another's, never published here.
+                self.discard();
+                return Ok(());
+            }
+            return Err(batch_interrupted());
         }
         self.open = 0;
         // Before the doorbell: a CQE of these WQEs finds them published.
@@ -528,7 +525,7 @@ impl<B: SendRing> SendQueue<B> {
     }
 
     /// Takes back the staging of `token` (if still open): the queue is as it was before it.
-    pub fn abandon(&mut self, token: u32) {
+    pub fn abandon(&mut self, token: u64) {
         if token != 0 && token == self.open {
             self.restore();
         }
@@ -871,8 +868,9 @@ impl<B: SendRing> SendQueue<B> {
     /// then the other half for next time. Returns how many requests the doorbell covered (0: none
     /// pending, nothing written).
     ///
-    /// A BlueFlame register shared between queues needs a lock around this call (rdma-core's
-    /// `bf->need_lock`).
+    /// A staging left open ([`stage`](SendQueue::stage)) is abandoned first: only committed
+    /// requests are rung. A BlueFlame register shared between queues needs a lock around this
+    /// call (rdma-core's `bf->need_lock`).
     #[inline(always)]
     pub fn ring_doorbell(
         &mut self,
@@ -880,6 +878,8 @@ impl<B: SendRing> SendQueue<B> {
         bf: &mut BlueFlameReg,
         uar: &mut impl UarWriter,
     ) -> u32 {
+        // Only what was posted or committed: a staging left open is taken back, never rung.
+        self.discard();
         let pending = self.pending;
         if pending == 0 {
             return 0;
@@ -1145,6 +1145,65 @@ mod tests {
         assert_eq!(sq.retire(2).map(|r| r.wr_id), Some(2));
         // Committing again changes nothing.
         assert!(sq.commit(token).is_err());
+    }
+
+    /// F43: a staging's token is unique in the process: one queue's open staging never takes
+    /// another's requests (the tokens of two queues' first stagings were once both 1), and a
+    /// ring without a commit rings only what was posted (F42).
+    #[test]
+    fn a_token_names_one_staging_of_one_queue() {
+        let mut ring_a = vec![0u8; 64 * 8];
+        let mut ring_b = vec![0u8; 64 * 8];
+        let mut a = SendQueue::new(&mut ring_a[..], cfg(QpType::Rc)).unwrap();
+        let mut b = SendQueue::new(&mut ring_b[..], cfg(QpType::Rc)).unwrap();
+        let one = [sge(8, 0)];
+        let (mut ta, mut tb) = (0, 0);
+        a.stage(&mut ta, &SendWr::send(1, &one), None).unwrap();
+        b.stage(&mut tb, &SendWr::send(2, &one), None).unwrap();
+        assert_ne!(ta, tb);
+        assert!(b.stage(&mut ta, &SendWr::send(3, &one), None).is_err());
+        assert!(b.commit(ta).is_err());
+        assert_eq!(b.pending(), 1, "b's own staging is intact");
+        // Committing nothing takes another's open staging back instead of publishing it.
+        b.commit(0).unwrap();
+        assert_eq!((b.pending(), b.doorbell_record().get()), (0, 0));
+        assert!(b.commit(tb).is_err());
+        a.commit(ta).unwrap();
+        assert_eq!(a.retire(0).map(|r| r.wr_id), Some(1));
+    }
+
+    /// F40 with staging: the slots of an abandoned staging are never trusted. WQEs of other
+    /// sizes posted after it cover its blocks, so a (corrupt) CQE naming the start of an undone
+    /// WQE, now inside a posted one, retires nothing, and the posted ones retire as themselves.
+    #[test]
+    fn abandoned_slots_are_never_retired() {
+        let mut ring = vec![0u8; 64 * 8];
+        let mut sq = SendQueue::new(&mut ring[..], cfg(QpType::Rc)).unwrap();
+        let one = [sge(8, 0)];
+        let four = [sge(8, 0), sge(8, 1), sge(8, 2), sge(8, 3)];
+        // Undone: a one-block WQE at 0, a two-block one at 1 (blocks 1 and 2).
+        let mut token = 0;
+        assert_eq!(
+            sq.stage(&mut token, &SendWr::send(1, &one), None)
+                .unwrap()
+                .bbs,
+            1
+        );
+        assert_eq!(
+            sq.stage(&mut token, &SendWr::send(2, &four), None)
+                .unwrap()
+                .bbs,
+            2
+        );
+        sq.abandon(token);
+        // Posted: a two-block WQE at 0 (blocks 0 and 1), a one-block one at 2.
+        sq.post(&SendWr::send(10, &four), None).unwrap();
+        sq.post(&SendWr::send(11, &one), None).unwrap();
+        assert_eq!(sq.retire(1), None, "an undone request retired");
+        assert_eq!(sq.retire(0).map(|r| r.wr_id), Some(10));
+        assert_eq!(sq.retire(1), None, "an undone request retired");
+        assert_eq!(sq.retire(2).map(|r| r.wr_id), Some(11));
+        assert_eq!((sq.outstanding(), sq.free_blocks()), (0, 8));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use super::ah::RxeAh;
 use super::queue::{Queue, RingLock};
-use crate::backend::{batch_interrupted, QpBackend, SendStage};
+use crate::backend::{batch_interrupted, stage_token, QpBackend, SendStage};
 use crate::chan::SendDoorbell;
 use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
@@ -61,9 +61,9 @@ pub struct RxeQp {
 #[derive(Debug, Default)]
 struct SqStaging {
     /// The open batch's token (0: none).
-    open: u32,
-    /// The last token handed out.
-    gen: u32,
+    open: u64,
+    /// Where the open batch's next request goes: the producer index past its requests.
+    cursor: u32,
 }
 
 /// The opcodes `fast_ops` may hold, by queue pair type (a subset of `check_send`'s table).
@@ -231,7 +231,7 @@ impl RxeQp {
 impl RxeQp {
     /// Takes back the batch of `token`'s slots, if it still has them (nothing was published).
     #[cold]
-    fn abandon_staged(&self, token: u32) {
+    fn abandon_staged(&self, token: u64) {
         if token != 0 {
             let mut staging = self.sq_lock.lock();
             if staging.open == token {
@@ -394,6 +394,10 @@ impl QpBackend for RxeQp {
         unsafe { cmd::modify_qp(&self.ctx, &req) }?;
         if req.attr_mask & crate::qp_state::mask::STATE != 0 {
             self.state.store(req.qp_state, Ordering::Release);
+            if req.qp_state == state::RESET {
+                // The kernel started the rings over: a batch open across the reset is refused.
+                self.sq_lock.lock().open = 0;
+            }
         }
         Ok(())
     }
@@ -513,12 +517,11 @@ impl QpBackend for RxeQp {
             }
             // The batch's first request: the slots from the producer index on are its own until
             // another post takes them back.
-            staging.gen = staging.gen.wrapping_add(1).max(1);
-            staging.open = staging.gen;
-            stage.token = staging.gen;
-            stage.cursor = q.own_producer();
+            staging.open = stage_token();
+            stage.token = staging.open;
+            staging.cursor = q.own_producer();
         }
-        let next = q.next(stage.cursor);
+        let next = q.next(staging.cursor);
         if next == q.load_consumer() {
             drop(staging);
             return stage.refuse(queue_full(0, q.capacity()).error);
@@ -527,8 +530,8 @@ impl QpBackend for RxeQp {
         // (its token is the open one, under the lock: no other poster writes past the producer
         // index until it takes the slots back); the checks bounded what goes in by the slot's
         // payload size, and `length` is the request's (at most MAX_MESSAGE: it fits in 32 bits).
-        unsafe { write_send_wqe(q.slot(stage.cursor), wr, length as u32, ah_num) };
-        stage.cursor = next;
+        unsafe { write_send_wqe(q.slot(staging.cursor), wr, length as u32, ah_num) };
+        staging.cursor = next;
         stage.added();
     }
 
@@ -564,7 +567,7 @@ impl QpBackend for RxeQp {
                 });
             }
             staging.open = 0;
-            self.sq.publish_producer(stage.cursor);
+            self.sq.publish_producer(staging.cursor);
         }
         self.ctx
             .channel()

@@ -125,7 +125,7 @@ impl QpBackend for Qp {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn stage_send(&self, stage: &mut SendStage, wr: &SendWr<'_>, ah: Option<&Ah>) {
         dispatch!(Qp, self, qp => QpBackend::stage_send(qp, stage, wr, ah.and_then(Of::of)))
     }
