@@ -412,7 +412,7 @@ impl CqBackend for Mlx5Cq {
         self.poll_impl::<C, false>(out, |c, _| C::from(c))
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_one(
         &self,
         out: &mut [TimestampedCompletion; 1],

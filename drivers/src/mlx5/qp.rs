@@ -32,7 +32,7 @@ use super::cqe::{cqe_opcode, Cqe64};
 use super::doorbell::{RCV_DBR, SND_DBR};
 use super::handoff::SendHandoff;
 use super::poller::WqKey;
-use super::sq::{QpType, Retired, SendQueue, SendQueueConfig, SendRing};
+use super::sq::{QpType, Retired, SendPlan, SendQueue, SendQueueConfig, SendRing};
 use super::srq::{Mlx5Srq, SrqShared};
 use super::uar::Uars;
 use super::wqe::{DataSeg, INVALID_LKEY, MAX_DS, MAX_WQE_COUNT, SEND_WQE_BB};
@@ -498,6 +498,8 @@ pub struct Mlx5Qp {
     qp_type: u8,
     key: WqKey,
     shared: Arc<QpShared>,
+    /// The send queue's plan ([`SendPlan`]), read without its lock.
+    send_plan: Option<SendPlan>,
     send_cq: Arc<CqShared>,
     recv_cq: Arc<CqShared>,
     uars: Arc<Uars>,
@@ -620,6 +622,7 @@ impl Mlx5Qp {
             None
         };
         let (sq_handoff, sq) = sq.unzip();
+        let send_plan = sq.as_ref().map(|sq| *sq.lock().plan());
         let rq = (sizes.rq_wqe_cnt > 0).then(|| {
             SpinMutex::new(RecvQueue {
                 ring: base,
@@ -660,6 +663,7 @@ impl Mlx5Qp {
             qp_type: init.qp_type,
             key,
             shared,
+            send_plan,
             send_cq: Arc::clone(send_cq.shared()),
             recv_cq: Arc::clone(recv_cq.shared()),
             uars,
@@ -867,7 +871,13 @@ impl QpBackend for Mlx5Qp {
                 capacity: 0,
             });
         };
-        let staged = sq.lock().stage(&mut stage.token, wr, ah.map(Mlx5Ah::av));
+        let av = ah.map(Mlx5Ah::av);
+        // The request's rules first, against the plan, outside the lock; one that breaks one
+        // goes the checked way, which says which.
+        let staged = match self.send_plan.as_ref().and_then(|p| p.fast_shape(wr, av)) {
+            Some(shape) => sq.lock().stage_shaped(&mut stage.token, wr, av, shape),
+            None => sq.lock().stage(&mut stage.token, wr, av),
+        };
         match staged {
             Ok(_) => stage.added(),
             Err(error) => stage.refuse(error),

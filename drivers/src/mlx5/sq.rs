@@ -97,12 +97,15 @@ pub struct PostedWqe {
 /// What a checked request makes: its mlx5 opcode, [`OPCODES`]' `extra`, and its size in octowords
 /// and blocks.
 #[derive(Debug, Clone, Copy)]
-struct Shape {
+pub(crate) struct Shape {
     opcode: u8,
     extra: u8,
     ds: usize,
     bbs: u32,
     inline: bool,
+    /// The control segment's `fm_ce_se` byte and immediate (or rkey) word.
+    fm_ce_se: u8,
+    imm: U32,
 }
 
 /// `SendQueue::last` when nothing was posted.
@@ -187,6 +190,175 @@ const OPCODES: [[(u8, u8); 10]; 3] = {
     t[rc][wr::opcode::ATOMIC_FETCH_AND_ADD as usize] = (opcode::ATOMIC_FA, EXTRA_ATOMIC);
     t
 };
+
+/// What a send queue checks and builds each request against, fixed when its queue pair is
+/// created and never changed: the transport's row of opcodes, the flag bits, the entry and inline
+/// limits, `qpn << 8`, the signal-all bit, and whether a request can outgrow the ring. Every send
+/// rule of this backend is stated here once: the fast check ([`fast_shape`](SendPlan::fast_shape),
+/// plain comparisons) and the checked path ([`shape`](SendPlan::shape), with the error of the
+/// first rule a request breaks) read the same plan. The queue pair keeps a copy outside the send
+/// queue's lock, so a batch checks each request before it takes the lock.
+#[derive(Debug, Clone, Copy)]
+pub struct SendPlan {
+    qp_type: QpType,
+    /// What [`wr::check_send`] checks requests against.
+    limits: wr::SendLimits,
+    /// This transport's row of [`OPCODES`], by verbs opcode.
+    ops: [(u8, u8); 10],
+    /// The control segment's `qpn_ds` word less the size: `qpn << 8`.
+    qpn_shifted: u32,
+    /// [`fm_ce_se::CQ_UPDATE`] when every request is signaled, else 0.
+    sig_all: u8,
+    /// Scatter/gather entries per request.
+    max_send_sge: u32,
+    /// The most inline bytes a request may carry: `max_inline_data`, within [`wr::MAX_MESSAGE`].
+    max_inline: usize,
+    /// Whether a request that passes the per-request limits (entries, inline bytes) can be too big
+    /// for the WQE's octoword limit or for the ring: decided at creation, so that the fast path
+    /// checks only the number of outstanding requests when it cannot.
+    size_checks: bool,
+}
+
+impl SendPlan {
+    /// The WQE `wr` makes if it passes every check of [`check`](SendPlan::check) and the
+    /// octoword limit, as plain comparisons (`None` if any fails: [`shape`](SendPlan::shape)
+    /// says which); not the room in the queue.
+    #[inline(always)]
+    pub(crate) fn fast_shape(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Option<Shape> {
+        macro_rules! need {
+            ($ok:expr) => {
+                if !($ok) {
+                    return None;
+                }
+            };
+        }
+        let &(mlx5_opcode, extra) = self.ops.get(wr.opcode as usize)?;
+        let flags = wr.flags;
+        need!((mlx5_opcode != BAD_OPCODE) & (flags & !KNOWN_SEND_FLAGS == 0) & wr.bind.is_none());
+        if self.qp_type == QpType::Ud {
+            need!(matches!((wr.ud, av), (Some(ud), Some(_)) if ud.remote_qpn <= 0xff_ffff));
+        } else {
+            need!(wr.ud.is_none() & av.is_none());
+        }
+        let is_inline = flags & wr::send_flags::INLINE != 0;
+        let data = if is_inline {
+            let len = wr.inline.len();
+            need!(wr.sges.is_empty() & (extra & EXTRA_NO_INLINE == 0) & (len <= self.max_inline));
+            if len == 0 {
+                0
+            } else {
+                InlineHeader::octowords(len)
+            }
+        } else {
+            need!(wr.sges.len() <= self.max_send_sge as usize);
+            // One pass: the message length and the non-empty entries.
+            let (length, nonempty) = match wr.sges {
+                [] => (0, 0),
+                [s] => (u64::from(s.length), usize::from(s.length != 0)),
+                sges => sges.iter().fold((0u64, 0usize), |(l, n), s| {
+                    (l + u64::from(s.length), n + usize::from(s.length != 0))
+                }),
+            };
+            need!(length <= wr::MAX_MESSAGE);
+            if extra == EXTRA_ATOMIC {
+                need!((length >= 8) & (wr.remote_addr % 8 == 0));
+            }
+            nonempty
+        };
+        let ds = 1 + usize::from(extra & EXTRA_OCTOWORDS) + data;
+        // `ceil(ds / 4)`; `ds` is at most 1 + 3 + 2^31 / 16.
+        let bbs = ((ds + 3) >> 2) as u32;
+        if self.size_checks {
+            need!(ds <= MAX_DS);
+        }
+        let (fm_ce_se, imm) = self.ctrl_bits(wr);
+        Some(Shape {
+            opcode: mlx5_opcode,
+            extra,
+            ds,
+            bbs,
+            inline: is_inline && data != 0,
+            fm_ce_se,
+            imm,
+        })
+    }
+
+    /// The control segment's `fm_ce_se` byte (the request's fence, signaled and solicited flags,
+    /// and the queue's signal-all) and its immediate word (the immediate data as it goes on the
+    /// wire, or the rkey a SEND with invalidate names).
+    #[inline(always)]
+    fn ctrl_bits(&self, wr: &SendWr<'_>) -> (u8, U32) {
+        let fm_ce_se = FM_CE_SE[(wr.flags & 7) as usize] | self.sig_all;
+        let imm = match wr.opcode {
+            // Already in wire order in memory (`ibv_send_wr.imm_data`).
+            wr::opcode::SEND_WITH_IMM | wr::opcode::RDMA_WRITE_WITH_IMM => {
+                U32::from_bytes(wr.imm_or_inv.to_ne_bytes())
+            }
+            wr::opcode::SEND_WITH_INV => U32::new(wr.imm_or_inv),
+            _ => U32::ZERO,
+        };
+        (fm_ce_se, imm)
+    }
+
+    /// The checks of one request, one by one, with the error of the first that fails, and the
+    /// WQE it makes (everything but the room in the queue).
+    pub(crate) fn shape(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<Shape> {
+        let (opcode, extra) = self.check(wr, av)?;
+        let inline = wr.is_inline() && !wr.inline.is_empty();
+        let data = if inline {
+            InlineHeader::octowords(wr.inline.len())
+        } else if wr.is_inline() {
+            0
+        } else {
+            wr.sges.iter().filter(|s| s.length != 0).count()
+        };
+        let ds = 1 + extra + data;
+        if ds > MAX_DS {
+            return Err(Error::InvalidArgument {
+                verb: Verb::PostSend,
+                what: format!(
+                    "a WQE of {ds} octowords (at most {MAX_DS}: fewer entries or inline bytes)"
+                ),
+            });
+        }
+        let bbs = ds.div_ceil(SEND_WQE_BB / OCTOWORD) as u32;
+        let (_, extra) = OPCODES[self.qp_type as usize][wr.opcode as usize];
+        let (fm_ce_se, imm) = self.ctrl_bits(wr);
+        Ok(Shape {
+            opcode,
+            extra,
+            ds,
+            bbs,
+            inline,
+            fm_ce_se,
+            imm,
+        })
+    }
+
+    /// Checks a request against the queue; returns its mlx5 opcode and the number of octowords
+    /// between the control segment and the data. The checks are those of every backend
+    /// ([`wr::check_send`], to which the address vector is the address handle: a UD send carries
+    /// one, and only a UD send does).
+    #[inline]
+    fn check(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<(u8, usize)> {
+        use wr::opcode as op;
+        wr::check_send(wr, av.is_some(), &self.limits)?;
+        let qp_type = self.qp_type;
+        Ok(match (qp_type, wr.opcode) {
+            (QpType::Ud, op::SEND) => (opcode::SEND, 3),
+            (QpType::Ud, _) => (opcode::SEND_IMM, 3),
+            (_, op::SEND) => (opcode::SEND, 0),
+            (_, op::SEND_WITH_IMM) => (opcode::SEND_IMM, 0),
+            (_, op::RDMA_WRITE) => (opcode::RDMA_WRITE, 1),
+            (_, op::RDMA_WRITE_WITH_IMM) => (opcode::RDMA_WRITE_IMM, 1),
+            (_, op::SEND_WITH_INV) => (opcode::SEND_INVAL, 0),
+            (_, op::RDMA_READ) => (opcode::RDMA_READ, 1),
+            (_, op::ATOMIC_CMP_AND_SWP) => (opcode::ATOMIC_CS, 2),
+            // `check_send` let through only the opcodes of `limits.opcodes`.
+            _ => (opcode::ATOMIC_FA, 2),
+        })
+    }
+}
 
 /// The memory a [`SendQueue`] builds WQEs in: the SQ part of a QP buffer, or any byte buffer.
 ///
@@ -296,20 +468,8 @@ pub struct SendQueue<B> {
     ring: B,
     wqe_cnt: u32,
     cfg: SendQueueConfig,
-    /// What [`wr::check_send`] checks requests against, fixed at creation.
-    limits: wr::SendLimits,
-    /// This transport's row of [`OPCODES`], by verbs opcode.
-    ops: [(u8, u8); 10],
-    /// The control segment's `qpn_ds` word less the size: `qpn << 8`.
-    qpn_shifted: u32,
-    /// [`fm_ce_se::CQ_UPDATE`] when every request is signaled, else 0.
-    sig_all: u8,
-    /// The most inline bytes a request may carry: `max_inline_data`, within [`wr::MAX_MESSAGE`].
-    max_inline: usize,
-    /// Whether a request that passes the per-request limits (entries, inline bytes) can be too big
-    /// for the WQE's octoword limit or for the ring: decided at creation, so that the fast path of
-    /// [`post`](SendQueue::post) checks only the number of outstanding requests when it cannot.
-    size_checks: bool,
+    /// The rules every request is checked and built by.
+    plan: SendPlan,
     /// Producer counter in basic blocks (free running).
     cur_post: u32,
     /// Requests posted (free running).
@@ -394,9 +554,9 @@ impl<B: SendRing> SendQueue<B> {
         let worst_bbs = worst_ds.div_ceil(SEND_WQE_BB / OCTOWORD);
         let size_checks = worst_ds > MAX_DS
             || (cfg.max_send_wr as usize).saturating_mul(worst_bbs) > wqe_cnt as usize;
-        Ok(SendQueue {
-            ring,
-            wqe_cnt,
+        let plan = SendPlan {
+            qp_type: cfg.qp_type,
+            limits,
             ops: OPCODES[cfg.qp_type as usize],
             qpn_shifted: cfg.qpn << 8,
             sig_all: if cfg.sq_sig_all {
@@ -404,10 +564,15 @@ impl<B: SendRing> SendQueue<B> {
             } else {
                 0
             },
-            size_checks,
+            max_send_sge: cfg.max_send_sge,
             max_inline: u64::from(cfg.max_inline_data).min(wr::MAX_MESSAGE) as usize,
+            size_checks,
+        };
+        Ok(SendQueue {
+            ring,
+            wqe_cnt,
+            plan,
             cfg,
-            limits,
             cur_post: 0,
             head: 0,
             tail: 0,
@@ -469,6 +634,37 @@ impl<B: SendRing> SendQueue<B> {
             *token = self.begin();
         }
         self.write(wr, av)
+    }
+
+    /// [`stage`](SendQueue::stage) of a request whose shape [`SendPlan::fast_shape`] of this
+    /// queue's [`plan`](SendQueue::plan) gave (checked before the caller took the queue's lock):
+    /// only the room in the queue is checked here.
+    #[inline(always)]
+    pub(crate) fn stage_shaped(
+        &mut self,
+        token: &mut u64,
+        wr: &SendWr<'_>,
+        av: Option<&Av>,
+        sh: Shape,
+    ) -> Result<PostedWqe> {
+        if *token != self.open || *token == 0 {
+            if *token != 0 {
+                return Err(batch_interrupted());
+            }
+            *token = self.begin();
+        }
+        if !self.has_room(sh.bbs) {
+            self.load_retired();
+            if !self.has_room(sh.bbs) {
+                return Err(self.queue_full());
+            }
+        }
+        Ok(self.emit(wr, av, sh))
+    }
+
+    /// The rules this queue checks and builds requests by.
+    pub fn plan(&self) -> &SendPlan {
+        &self.plan
     }
 
     /// Opens a staging: abandons one left open, saves the producer's state, and returns the new
@@ -537,7 +733,7 @@ impl<B: SendRing> SendQueue<B> {
         // The fast path makes every check `check` makes (and the octoword limit and the queue's
         // space), as plain comparisons; any refusal goes to `post_checked`, which checks again one
         // by one and says what is wrong. So the hot path builds no error.
-        let Some(sh) = self.fast_shape(wr, av) else {
+        let Some(sh) = self.plan.fast_shape(wr, av) else {
             return self.post_checked(*wr, av);
         };
         if !self.has_room(sh.bbs) {
@@ -547,67 +743,7 @@ impl<B: SendRing> SendQueue<B> {
                 return self.post_checked(*wr, av);
             }
         }
-        Ok(self.emit(wr, av, sh.opcode, sh.extra, sh.ds as u8, sh.bbs, sh.inline))
-    }
-
-    /// The WQE `wr` makes if it passes every check of [`check`](SendQueue::check) and the
-    /// octoword limit, as plain comparisons (`None` if any fails: [`shape`](SendQueue::shape)
-    /// says which); not the room in the queue.
-    #[inline(always)]
-    fn fast_shape(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Option<Shape> {
-        macro_rules! need {
-            ($ok:expr) => {
-                if !($ok) {
-                    return None;
-                }
-            };
-        }
-        let &(mlx5_opcode, extra) = self.ops.get(wr.opcode as usize)?;
-        let flags = wr.flags;
-        need!((mlx5_opcode != BAD_OPCODE) & (flags & !KNOWN_SEND_FLAGS == 0) & wr.bind.is_none());
-        if self.cfg.qp_type == QpType::Ud {
-            need!(matches!((wr.ud, av), (Some(ud), Some(_)) if ud.remote_qpn <= 0xff_ffff));
-        } else {
-            need!(wr.ud.is_none() & av.is_none());
-        }
-        let is_inline = flags & wr::send_flags::INLINE != 0;
-        let data = if is_inline {
-            let len = wr.inline.len();
-            need!(wr.sges.is_empty() & (extra & EXTRA_NO_INLINE == 0) & (len <= self.max_inline));
-            if len == 0 {
-                0
-            } else {
-                InlineHeader::octowords(len)
-            }
-        } else {
-            need!(wr.sges.len() <= self.cfg.max_send_sge as usize);
-            // One pass: the message length and the non-empty entries.
-            let (length, nonempty) = match wr.sges {
-                [] => (0, 0),
-                [s] => (u64::from(s.length), usize::from(s.length != 0)),
-                sges => sges.iter().fold((0u64, 0usize), |(l, n), s| {
-                    (l + u64::from(s.length), n + usize::from(s.length != 0))
-                }),
-            };
-            need!(length <= wr::MAX_MESSAGE);
-            if extra == EXTRA_ATOMIC {
-                need!((length >= 8) & (wr.remote_addr % 8 == 0));
-            }
-            nonempty
-        };
-        let ds = 1 + usize::from(extra & EXTRA_OCTOWORDS) + data;
-        // `ceil(ds / 4)`; `ds` is at most 1 + 3 + 2^31 / 16.
-        let bbs = ((ds + 3) >> 2) as u32;
-        if self.size_checks {
-            need!(ds <= MAX_DS);
-        }
-        Some(Shape {
-            opcode: mlx5_opcode,
-            extra,
-            ds,
-            bbs,
-            inline: is_inline && data != 0,
-        })
+        Ok(self.emit(wr, av, sh))
     }
 
     /// Whether a WQE of `bbs` blocks fits, by the retirements last loaded: fewer than
@@ -616,7 +752,7 @@ impl<B: SendRing> SendQueue<B> {
     #[inline(always)]
     fn has_room(&self, bbs: u32) -> bool {
         let requests = self.head.wrapping_sub(self.tail) < self.cfg.max_send_wr;
-        if self.size_checks {
+        if self.plan.size_checks {
             requests & (bbs <= self.wqe_cnt - self.cur_post.wrapping_sub(self.bb_tail))
         } else {
             requests
@@ -639,54 +775,14 @@ impl<B: SendRing> SendQueue<B> {
     fn post_checked(&mut self, wr: SendWr<'_>, av: Option<&Av>) -> Result<PostedWqe> {
         let wr = &wr;
         self.load_retired();
-        let shape = self.shape(wr, av)?;
+        let shape = self.plan.shape(wr, av)?;
         let used = self.cur_post.wrapping_sub(self.bb_tail);
         if self.head.wrapping_sub(self.tail) >= self.cfg.max_send_wr
             || used + shape.bbs > self.wqe_cnt
         {
             return Err(self.queue_full());
         }
-        Ok(self.emit(
-            wr,
-            av,
-            shape.opcode,
-            shape.extra,
-            shape.ds as u8,
-            shape.bbs,
-            shape.inline,
-        ))
-    }
-
-    /// The checks of one request, one by one, with the error of the first that fails, and the
-    /// WQE it makes (everything but the room in the queue).
-    fn shape(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<Shape> {
-        let (opcode, extra) = self.check(wr, av)?;
-        let inline = wr.is_inline() && !wr.inline.is_empty();
-        let data = if inline {
-            InlineHeader::octowords(wr.inline.len())
-        } else if wr.is_inline() {
-            0
-        } else {
-            wr.sges.iter().filter(|s| s.length != 0).count()
-        };
-        let ds = 1 + extra + data;
-        if ds > MAX_DS {
-            return Err(Error::InvalidArgument {
-                verb: Verb::PostSend,
-                what: format!(
-                    "a WQE of {ds} octowords (at most {MAX_DS}: fewer entries or inline bytes)"
-                ),
-            });
-        }
-        let bbs = ds.div_ceil(SEND_WQE_BB / OCTOWORD) as u32;
-        let (_, extra) = OPCODES[self.cfg.qp_type as usize][wr.opcode as usize];
-        Ok(Shape {
-            opcode,
-            extra,
-            ds,
-            bbs,
-            inline,
-        })
+        Ok(self.emit(wr, av, shape))
     }
 
     #[cold]
@@ -701,32 +797,24 @@ impl<B: SendRing> SendQueue<B> {
     /// blocks, inline or not) at the producer counter and advances it.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn emit(
-        &mut self,
-        wr: &SendWr<'_>,
-        av: Option<&Av>,
-        mlx5_opcode: u8,
-        extra: u8,
-        ds: u8,
-        bbs: u32,
-        inline: bool,
-    ) -> PostedWqe {
+    fn emit(&mut self, wr: &SendWr<'_>, av: Option<&Av>, sh: Shape) -> PostedWqe {
+        let Shape {
+            opcode: mlx5_opcode,
+            extra,
+            ds,
+            bbs,
+            inline,
+            fm_ce_se,
+            imm,
+        } = sh;
+        // At most MAX_DS (checked, or implied by the limits: `size_checks`).
+        let ds = ds as u8;
         let start = self.cur_post;
         let idx = (start & (self.wqe_cnt - 1)) as usize;
         let offset = idx * SEND_WQE_BB;
-        let flags = wr.flags;
-        let fm_ce_se = FM_CE_SE[(flags & 7) as usize] | self.sig_all;
-        let imm = match wr.opcode {
-            // Already in wire order in memory (`ibv_send_wr.imm_data`).
-            wr::opcode::SEND_WITH_IMM | wr::opcode::RDMA_WRITE_WITH_IMM => {
-                U32::from_bytes(wr.imm_or_inv.to_ne_bytes())
-            }
-            wr::opcode::SEND_WITH_INV => U32::new(wr.imm_or_inv),
-            _ => U32::ZERO,
-        };
         let ctrl = CtrlSeg {
             opmod_idx_opcode: U32::new(((start & 0xffff) << 8) | u32::from(mlx5_opcode)),
-            qpn_ds: U32::new(self.qpn_shifted | u32::from(ds)),
+            qpn_ds: U32::new(self.plan.qpn_shifted | u32::from(ds)),
             signature: 0,
             dci_stream_channel_id: Default::default(),
             fm_ce_se,
@@ -792,30 +880,6 @@ impl<B: SendRing> SendQueue<B> {
         self.pending += 1;
         self.last = posted;
         posted
-    }
-
-    /// Checks a request against the queue; returns its mlx5 opcode and the number of octowords
-    /// between the control segment and the data. The checks are those of every backend
-    /// ([`wr::check_send`], to which the address vector is the address handle: a UD send carries
-    /// one, and only a UD send does).
-    #[inline]
-    fn check(&self, wr: &SendWr<'_>, av: Option<&Av>) -> Result<(u8, usize)> {
-        use wr::opcode as op;
-        wr::check_send(wr, av.is_some(), &self.limits)?;
-        let qp_type = self.cfg.qp_type;
-        Ok(match (qp_type, wr.opcode) {
-            (QpType::Ud, op::SEND) => (opcode::SEND, 3),
-            (QpType::Ud, _) => (opcode::SEND_IMM, 3),
-            (_, op::SEND) => (opcode::SEND, 0),
-            (_, op::SEND_WITH_IMM) => (opcode::SEND_IMM, 0),
-            (_, op::RDMA_WRITE) => (opcode::RDMA_WRITE, 1),
-            (_, op::RDMA_WRITE_WITH_IMM) => (opcode::RDMA_WRITE_IMM, 1),
-            (_, op::SEND_WITH_INV) => (opcode::SEND_INVAL, 0),
-            (_, op::RDMA_READ) => (opcode::RDMA_READ, 1),
-            (_, op::ATOMIC_CMP_AND_SWP) => (opcode::ATOMIC_CS, 2),
-            // `check_send` let through only the opcodes of `limits.opcodes`.
-            _ => (opcode::ATOMIC_FA, 2),
-        })
     }
 
     /// Requests posted or committed since the last doorbell.
@@ -1459,9 +1523,9 @@ mod tests {
         let mut c = cfg(QpType::Rc);
         (c.max_send_wr, c.max_send_sge, c.max_inline_data) = (4, 2, 16);
         let short = SendQueue::new(vec![0u8; 4 * 64], c).unwrap();
-        assert!(short.size_checks);
+        assert!(short.plan.size_checks);
         let mut sq = SendQueue::new(vec![0u8; 8 * 64], c).unwrap();
-        assert!(!sq.size_checks);
+        assert!(!sq.plan.size_checks);
         let two = [sge(8, 0), sge(8, 1)];
         let mut cas = SendWr::send(0, &two);
         cas.opcode = wr::opcode::ATOMIC_CMP_AND_SWP;

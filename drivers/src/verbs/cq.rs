@@ -51,7 +51,7 @@ impl CqBackend for Cq {
         dispatch!(Cq, self, cq => CqBackend::poll_timestamped(cq, out))
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_one(
         &self,
         out: &mut [TimestampedCompletion; 1],
