@@ -717,6 +717,22 @@ mod model {
         ord: Orderings,
         preemptions: usize,
     ) {
+        handoff_model_staged(blocks, max_wr, sizes, signaled, ord, preemptions, 1)
+    }
+
+    /// [`handoff_model`] with the poster staging `per_commit` requests at a time
+    /// (`SendQueue::stage`, a batch) and publishing them with one `commit` and one doorbell (1:
+    /// `SendQueue::post` of each); a staging that finds the ring full commits what it has first.
+    /// A poller ahead of the device finds a staged request unpublished (nothing) until its commit.
+    fn handoff_model_staged(
+        blocks: usize,
+        max_wr: u32,
+        sizes: &'static [u32],
+        signaled: &'static [usize],
+        ord: Orderings,
+        preemptions: usize,
+        per_commit: usize,
+    ) {
         assert_eq!(signaled.last(), Some(&(sizes.len() - 1)));
         check_bounded(Some(preemptions), move || {
             let cells: StdArc<Vec<UnsafeCell<u32>>> =
@@ -757,20 +773,41 @@ mod model {
                         lkey: 7,
                     };
                     let sges = [sge; 5];
+                    let (mut token, mut staged) = (0, 0);
                     for (k, &bbs) in sizes.iter().enumerate() {
                         let entries = if bbs == 1 { 1 } else { 5 };
                         let wr = SendWr::send(wr_id(k), &sges[..entries]);
                         loop {
-                            match sq.post(&wr, None) {
+                            let posted = if per_commit > 1 {
+                                sq.stage(&mut token, &wr, None)
+                            } else {
+                                sq.post(&wr, None)
+                            };
+                            match posted {
                                 Ok(w) => {
                                     assert_eq!((w.index, w.bbs), (counters[k], bbs));
                                     break;
                                 }
-                                Err(Error::QueueFull { .. }) => thread::yield_now(),
+                                Err(Error::QueueFull { .. }) => {
+                                    if staged > 0 {
+                                        // Room comes only from published requests' completions.
+                                        sq.commit(token).expect("our own staging");
+                                        (token, staged) = (0, 0);
+                                        rung.store(k as u32, Ordering::Release);
+                                    }
+                                    thread::yield_now()
+                                }
                                 Err(e) => panic!("post {k}: {e}"),
                             }
                         }
-                        rung.store(k as u32 + 1, Ordering::Release);
+                        staged += 1;
+                        if staged == per_commit || k + 1 == sizes.len() {
+                            if per_commit > 1 {
+                                sq.commit(token).expect("our own staging");
+                            }
+                            (token, staged) = (0, 0);
+                            rung.store(k as u32 + 1, Ordering::Release);
+                        }
                     }
                     sq
                 })
@@ -859,6 +896,13 @@ mod model {
     fn mlx5_send_handoff_four_blocks() {
         let preemptions = if long() { HANDOFF_PREEMPTIONS } else { 2 };
         handoff_model(4, 2, &[1, 2, 1, 1], &[0, 2, 3], ORDERINGS, preemptions);
+    }
+
+    /// Requests staged two at a time and published by one commit each (a batch): a poller ahead
+    /// of the device never finds a staged request, and finds a committed one whole.
+    #[test]
+    fn mlx5_send_handoff_staged_pairs() {
+        handoff_model_staged(2, 2, &[1, 1, 1], &[1, 2], ORDERINGS, 2, 2);
     }
 
     /// `head` published Relaxed: a poller ahead of the device may find a slot's description

@@ -41,7 +41,7 @@ use crate::backend::{CqBackend, QpBackend, SendStage, SrqBackend};
 use crate::barrier;
 use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
-use crate::qp_state::state;
+use crate::qp_state::{send_needs_rts, state};
 use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wr::{PostError, RecvWr, SendWr, MAX_MESSAGE};
@@ -821,14 +821,7 @@ impl QpBackend for Mlx5Qp {
     ) -> std::result::Result<(), PostError> {
         let current = self.state();
         if current != state::RTS {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
+            return Err(send_needs_rts(current));
         }
         let Some(mut sq) = self.shared.sq() else {
             return Err(PostError {
@@ -898,14 +891,7 @@ impl QpBackend for Mlx5Qp {
         let current = self.state();
         if current != state::RTS {
             self.abandon_staged(stage.token);
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
+            return Err(send_needs_rts(current));
         }
         let mut sq = sq.lock();
         if let Err(error) = sq.commit(stage.token) {

@@ -26,6 +26,7 @@ const SEND_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_send_wqe>();
 const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
 const SGE_SIZE: usize = std::mem::size_of::<Sge>();
 
+use crate::qp_state::send_needs_rts;
 pub use crate::qp_state::state;
 
 /// An rxe queue pair.
@@ -419,14 +420,7 @@ impl QpBackend for RxeQp {
     ) -> std::result::Result<(), PostError> {
         let current = self.state();
         if current != state::RTS {
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
+            return Err(send_needs_rts(current));
         }
         let mut failure = None;
         let mut posted = 0;
@@ -549,14 +543,7 @@ impl QpBackend for RxeQp {
         let current = self.state();
         if current != state::RTS {
             self.abandon_staged(stage.token);
-            return Err(PostError {
-                index: 0,
-                error: Error::WrongState {
-                    verb: Verb::PostSend,
-                    state: current,
-                    needed: "RTS",
-                },
-            });
+            return Err(send_needs_rts(current));
         }
         {
             let mut staging = self.sq_lock.lock();
