@@ -45,20 +45,6 @@ const fn r(required: u32, optional: u32) -> Option<Rule> {
     Some(Rule { required, optional })
 }
 
-/// The refusal of a send posted to a queue pair in state `current`, not RTS (index 0: nothing of
-/// the post went in). Every backend's post and batch submit say it the same way.
-#[cold]
-pub(crate) fn send_needs_rts(current: u8) -> crate::wr::PostError {
-    crate::wr::PostError {
-        index: 0,
-        error: crate::Error::WrongState {
-            verb: crate::error::Verb::PostSend,
-            state: current,
-            needed: "RTS",
-        },
-    }
-}
-
 /// The rule for `from → to` on transport `qp_type` (`IB_UVERBS_QPT_*`), or `None` if the transition is
 /// not allowed.
 pub fn rule(qp_type: u8, from: u8, to: u8) -> Option<Rule> {

@@ -198,6 +198,20 @@ pub struct PostError {
     pub error: crate::Error,
 }
 
+/// The refusal of a send posted to a queue pair in state `current`, not RTS (index 0: nothing of
+/// the post went in). Every backend's post and batch submit say it the same way.
+#[cold]
+pub(crate) fn send_needs_rts(current: u8) -> PostError {
+    PostError {
+        index: 0,
+        error: crate::Error::WrongState {
+            verb: crate::error::Verb::PostSend,
+            state: current,
+            needed: "RTS",
+        },
+    }
+}
+
 impl std::fmt::Display for PostError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "work request {} not posted: {}", self.index, self.error)

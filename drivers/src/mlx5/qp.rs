@@ -41,10 +41,10 @@ use crate::backend::{CqBackend, QpBackend, SendStage, SrqBackend};
 use crate::barrier;
 use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
-use crate::qp_state::{send_needs_rts, state};
+use crate::qp_state::state;
 use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
-use crate::wr::{PostError, RecvWr, SendWr, MAX_MESSAGE};
+use crate::wr::{send_needs_rts, PostError, RecvWr, SendWr, MAX_MESSAGE};
 
 const DATA_SEG_SIZE: usize = 16;
 /// `sizeof(struct mlx5_wqe_inl_data_seg)`.

@@ -194,8 +194,8 @@ const OPCODES: [[(u8, u8); 10]; 3] = {
 /// What a send queue checks and builds each request against, fixed when its queue pair is
 /// created and never changed: the transport's row of opcodes, the flag bits, the entry and inline
 /// limits, `qpn << 8`, the signal-all bit, and whether a request can outgrow the ring. Every send
-/// rule of this backend is stated here once: the fast check ([`fast_shape`](SendPlan::fast_shape),
-/// plain comparisons) and the checked path ([`shape`](SendPlan::shape), with the error of the
+/// rule of this backend is stated here once: the fast check (`fast_shape`,
+/// plain comparisons) and the checked path (`shape`, with the error of the
 /// first rule a request breaks) read the same plan. The queue pair keeps a copy outside the send
 /// queue's lock, so a batch checks each request before it takes the lock.
 #[derive(Debug, Clone, Copy)]

@@ -19,14 +19,14 @@ use crate::error::{Error, Result, Verb};
 use crate::spin::SpinMutex;
 use crate::ucontext::Ucontext;
 use crate::wr::{
-    self, opcode, send_flags, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE, MULTICAST_QPN,
+    self, opcode, send_flags, send_needs_rts, PostError, RecvWr, SendWr, Sge, MAX_MESSAGE,
+    MULTICAST_QPN,
 };
 
 const SEND_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_send_wqe>();
 const RECV_WQE_HEADER: usize = std::mem::size_of::<uapi::rxe_recv_wqe>();
 const SGE_SIZE: usize = std::mem::size_of::<Sge>();
 
-use crate::qp_state::send_needs_rts;
 pub use crate::qp_state::state;
 
 /// An rxe queue pair.
