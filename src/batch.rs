@@ -155,11 +155,13 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// An unsignaled SEND of `data` copied inline ([`SendOp::send_inline`]).
+    #[inline(always)]
     pub fn send_inline(&mut self, wr_id: u64, data: &'a [u8]) {
         self.op(0).send_inline(wr_id, data)
     }
 
     /// An unsignaled SEND of `data` inline with immediate data ([`SendOp::send_imm_inline`]).
+    #[inline(always)]
     pub fn send_imm_inline(&mut self, wr_id: u64, data: &'a [u8], imm: u32) {
         self.op(0).send_imm_inline(wr_id, data, imm)
     }
@@ -183,12 +185,14 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     }
 
     /// An unsignaled RDMA WRITE of `data` inline ([`SendOp::write_inline`]).
+    #[inline(always)]
     pub fn write_inline(&mut self, wr_id: u64, data: &'a [u8], remote: RemoteMemory) {
         self.op(0).write_inline(wr_id, data, remote)
     }
 
     /// An unsignaled RDMA WRITE of `data` inline with immediate data
     /// ([`SendOp::write_imm_inline`]).
+    #[inline(always)]
     pub fn write_imm_inline(&mut self, wr_id: u64, data: &'a [u8], remote: RemoteMemory, imm: u32) {
         self.op(0).write_imm_inline(wr_id, data, remote, imm)
     }
@@ -250,7 +254,7 @@ impl<'qp, 'a> SendBatch<'qp, 'a> {
     /// As [`QueuePair::post_send_list`]: the memory the requests' entries name must stay
     /// allocated, and must not be written (for sends and RDMA writes) or accessed at all (for RDMA
     /// reads and atomics) until each request's completion has been polled (or, for an unsignaled
-    /// one, a later request's). Inline data needs nothing: it is copied during the call.
+    /// one, a later request's). Inline data needs nothing: it was copied when its request was added.
     #[allow(unsafe_code)] // The contract is the API's; see the crate docs.
     #[inline]
     pub unsafe fn submit(mut self) -> Result<(), PostFailure> {
@@ -311,13 +315,15 @@ impl<'a> SendOp<'_, '_, 'a> {
         self.push(SendRequest::send_with_imm(wr_id, sges, imm))
     }
 
-    /// SEND `data`, copied into the queue when the batch is submitted (at most the queue pair's
+    /// SEND `data`, copied into the send queue by this call (at most the queue pair's
     /// `max_inline_data` bytes).
+    #[inline(always)]
     pub fn send_inline(self, wr_id: u64, data: &'a [u8]) {
         self.push(SendRequest::send_inline(wr_id, data))
     }
 
     /// SEND `data` inline with 32 bits of immediate data (host order).
+    #[inline(always)]
     pub fn send_imm_inline(self, wr_id: u64, data: &'a [u8], imm: u32) {
         self.push(SendRequest::send_inline(wr_id, data).with_imm(imm))
     }
@@ -341,11 +347,13 @@ impl<'a> SendOp<'_, '_, 'a> {
     }
 
     /// RDMA WRITE `data` inline to `remote`.
+    #[inline(always)]
     pub fn write_inline(self, wr_id: u64, data: &'a [u8], remote: RemoteMemory) {
         self.push(SendRequest::rdma_write_inline(wr_id, data, remote))
     }
 
     /// RDMA WRITE `data` inline to `remote`, with immediate data (host order).
+    #[inline(always)]
     pub fn write_imm_inline(self, wr_id: u64, data: &'a [u8], remote: RemoteMemory, imm: u32) {
         self.push(SendRequest::rdma_write_inline(wr_id, data, remote).with_write_imm(imm))
     }
