@@ -329,10 +329,9 @@ enum Lending {
     Fresh { more: bool },
     /// `cur` was lent: the next `next` polls.
     Lent,
-    /// `cur` was lent, and the ring had no other completion written when it was taken: the next
-    /// `next` ends the iteration without polling (as it would have, had it polled then).
-    LentLast,
-    /// A poll found none (or an error): the iteration is over, and stays over.
+    /// A poll found none (or an error), or `cur` was lent when the ring had no other completion
+    /// written behind it (the next `next` would have found none then): the iteration is over, and
+    /// stays over.
     Ended,
 }
 
@@ -353,10 +352,6 @@ impl Completions<'_> {
         let more = match self.state {
             Lending::Fresh { more } => more,
             Lending::Ended => return None,
-            Lending::LentLast => {
-                self.state = Lending::Ended;
-                return None;
-            }
             Lending::Lent => {
                 let mut one = [TimestampedCompletion::default()];
                 match self.cq.poll_one(&mut one) {
@@ -376,11 +371,7 @@ impl Completions<'_> {
                 }
             }
         };
-        self.state = if more {
-            Lending::Lent
-        } else {
-            Lending::LentLast
-        };
+        self.state = if more { Lending::Lent } else { Lending::Ended };
         Some(Completion {
             c: &self.cur,
             timestamps: self.cq.timestamps,

@@ -406,6 +406,20 @@ pub(crate) fn stage_token() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// How a send queue whose open staging has token `open` takes a request of the batch holding
+/// `token`: `Ok(true)` opens a staging for it (its first request), `Ok(false)` adds it to the
+/// batch's own, and a token no longer open is refused (another post came in between).
+#[inline(always)]
+pub(crate) fn claim_staging(open: u64, token: u64) -> Result<bool> {
+    if token == 0 {
+        Ok(true)
+    } else if token == open {
+        Ok(false)
+    } else {
+        Err(batch_interrupted())
+    }
+}
+
 /// The refusal of a batch that another post or batch on its send queue came in the middle of.
 #[cold]
 pub(crate) fn batch_interrupted() -> Error {

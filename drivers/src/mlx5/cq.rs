@@ -418,13 +418,12 @@ impl CqBackend for Mlx5Cq {
         out: &mut [TimestampedCompletion; 1],
         timestamps: bool,
     ) -> Result<(usize, bool)> {
+        // Without timestamps, `timestamp` is 0, as `TimestampedCompletion::from` leaves it.
+        let make = |wc, timestamp| TimestampedCompletion { wc, timestamp };
         if timestamps {
-            self.poll_hinted::<_, true, true>(out, |wc, timestamp| TimestampedCompletion {
-                wc,
-                timestamp,
-            })
+            self.poll_hinted::<_, true, true>(out, make)
         } else {
-            self.poll_hinted::<_, false, true>(out, |wc, _| TimestampedCompletion::from(wc))
+            self.poll_hinted::<_, false, true>(out, make)
         }
     }
 

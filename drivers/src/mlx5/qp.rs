@@ -731,8 +731,6 @@ impl Mlx5Qp {
     /// [`QpBackend::post_sends`] requires.
     #[inline(always)]
     unsafe fn ring(&self, sq: &mut SendQueue<SqRing>) {
-        // Only committed requests: a staging open here is another batch's, taken back.
-        sq.discard();
         if sq.pending() == 0 {
             return;
         }

@@ -42,7 +42,7 @@ use super::wqe::{
     fm_ce_se, opcode, AtomicSeg, Av, CtrlSeg, DataSeg, DatagramSeg, InlineHeader, RaddrSeg, MAX_DS,
     MAX_WQE_COUNT, OCTOWORD, SEND_WQE_BB,
 };
-use crate::backend::{batch_interrupted, stage_token};
+use crate::backend::{batch_interrupted, claim_staging, stage_token};
 use crate::barrier;
 use crate::error::{Error, Result, Verb};
 use crate::wr::{self, SendWr};
@@ -627,12 +627,7 @@ impl<B: SendRing> SendQueue<B> {
         wr: &SendWr<'_>,
         av: Option<&Av>,
     ) -> Result<PostedWqe> {
-        if *token != self.open || *token == 0 {
-            if *token != 0 {
-                return Err(batch_interrupted());
-            }
-            *token = self.begin();
-        }
+        self.claim(token)?;
         self.write(wr, av)
     }
 
@@ -647,19 +642,17 @@ impl<B: SendRing> SendQueue<B> {
         av: Option<&Av>,
         sh: Shape,
     ) -> Result<PostedWqe> {
-        if *token != self.open || *token == 0 {
-            if *token != 0 {
-                return Err(batch_interrupted());
-            }
+        self.claim(token)?;
+        self.write_shaped(wr, av, sh)
+    }
+
+    /// The staging `*token` holds, opened for it if it holds none (0: its first request).
+    #[inline(always)]
+    fn claim(&mut self, token: &mut u64) -> Result<()> {
+        if claim_staging(self.open, *token)? {
             *token = self.begin();
         }
-        if !self.has_room(sh.bbs) {
-            self.load_retired();
-            if !self.has_room(sh.bbs) {
-                return Err(self.queue_full());
-            }
-        }
-        Ok(self.emit(wr, av, sh))
+        Ok(())
     }
 
     /// The rules this queue checks and builds requests by.
@@ -706,12 +699,12 @@ impl<B: SendRing> SendQueue<B> {
     /// came after it, which abandoned it) is refused, and nothing is published.
     #[inline(always)]
     pub fn commit(&mut self, token: u64) -> Result<()> {
-        if token != self.open || token == 0 {
-            if token == 0 {
-                // Nothing of the caller's: any staging open is another's, never published here.
-                self.discard();
-                return Ok(());
-            }
+        if token == 0 {
+            // Nothing of the caller's: any staging open is another's, never published here.
+            self.discard();
+            return Ok(());
+        }
+        if token != self.open {
             return Err(batch_interrupted());
         }
         self.open = 0;
@@ -733,14 +726,21 @@ impl<B: SendRing> SendQueue<B> {
         // The fast path makes every check `check` makes (and the octoword limit and the queue's
         // space), as plain comparisons; any refusal goes to `post_checked`, which checks again one
         // by one and says what is wrong. So the hot path builds no error.
-        let Some(sh) = self.plan.fast_shape(wr, av) else {
-            return self.post_checked(*wr, av);
-        };
+        match self.plan.fast_shape(wr, av) {
+            Some(sh) => self.write_shaped(wr, av, sh),
+            None => self.post_checked(*wr, av),
+        }
+    }
+
+    /// [`write`](SendQueue::write) of a request whose shape the plan's fast check gave: only the
+    /// room in the queue is left to check.
+    #[inline(always)]
+    fn write_shaped(&mut self, wr: &SendWr<'_>, av: Option<&Av>, sh: Shape) -> Result<PostedWqe> {
         if !self.has_room(sh.bbs) {
             // What the poller retired since the last look.
             self.load_retired();
             if !self.has_room(sh.bbs) {
-                return self.post_checked(*wr, av);
+                return Err(self.queue_full());
             }
         }
         Ok(self.emit(wr, av, sh))
@@ -796,7 +796,6 @@ impl<B: SendRing> SendQueue<B> {
     /// Writes the WQE of `wr` (checked: mlx5 opcode, [`OPCODES`] `extra`, size in octowords and
     /// blocks, inline or not) at the producer counter and advances it.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     fn emit(&mut self, wr: &SendWr<'_>, av: Option<&Av>, sh: Shape) -> PostedWqe {
         let Shape {
             opcode: mlx5_opcode,

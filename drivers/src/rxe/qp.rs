@@ -12,7 +12,7 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use super::ah::RxeAh;
 use super::queue::{Queue, RingLock};
-use crate::backend::{batch_interrupted, stage_token, QpBackend, SendStage};
+use crate::backend::{batch_interrupted, claim_staging, stage_token, QpBackend, SendStage};
 use crate::chan::SendDoorbell;
 use crate::cmd::{self, QpCreated, QpInit};
 use crate::error::{Error, Result, Verb};
@@ -504,16 +504,19 @@ impl QpBackend for RxeQp {
         };
         let q = &self.sq;
         let mut staging = self.sq_lock.lock();
-        if stage.token != staging.open || stage.token == 0 {
-            if stage.token != 0 {
-                drop(staging);
-                return stage.refuse(batch_interrupted());
+        match claim_staging(staging.open, stage.token) {
+            Ok(false) => {}
+            Ok(true) => {
+                // The batch's first request: the slots from the producer index on are its own
+                // until another post takes them back.
+                staging.open = stage_token();
+                stage.token = staging.open;
+                staging.cursor = q.own_producer();
             }
-            // The batch's first request: the slots from the producer index on are its own until
-            // another post takes them back.
-            staging.open = stage_token();
-            stage.token = staging.open;
-            staging.cursor = q.own_producer();
+            Err(error) => {
+                drop(staging);
+                return stage.refuse(error);
+            }
         }
         let next = q.next(staging.cursor);
         if next == q.load_consumer() {
