@@ -283,7 +283,7 @@ impl CompletionQueue<'_> {
     ///
     /// An error the device's ring gives (a corrupt or stale completion entry) is this call's, or,
     /// met by `next` after completions were lent, ends that iteration and is the next poll's.
-    #[inline]
+    #[inline(always)]
     pub fn start_poll(&self) -> io::Result<Option<Completions<'_>>> {
         if !self.inner.parked.is_empty() {
             if let Some(e) = self.inner.parked.take() {
@@ -347,7 +347,7 @@ impl Completions<'_> {
     /// the next poll reports it). After the first `None` it stays `None` (completions that arrive later
     /// are the next [`CompletionQueue::start_poll`]'s), as `ibverbs`' iteration ends there.
     #[allow(clippy::should_implement_trait)] // A lending iterator: the item borrows `self`.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self) -> Option<Completion<'_>> {
         let more = match self.state {
             Lending::Fresh { more } => more,

@@ -64,6 +64,7 @@ pub mod exchange;
 mod ibv;
 mod mr;
 mod mw;
+pub mod next;
 mod pd;
 mod qp;
 #[cfg(feature = "tokio")]
