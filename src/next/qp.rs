@@ -443,10 +443,14 @@ impl QueuePair {
     }
 
     /// Modifies the queue pair with the attributes `attr` sets. A transition the verbs' state
-    /// machine does not have, or attributes it does not take there, are refused before the
-    /// kernel sees them ([`Error::ModifyQueuePair`] naming the rule).
+    /// machine does not have is [`Error::InvalidQueuePairTransition`], attributes it does not
+    /// take there or lacks [`Error::InvalidQueuePairAttributeMask`], both found before the kernel
+    /// sees the request; the kernel's own refusals are [`Error::ModifyQueuePair`].
     pub fn modify(&mut self, attr: &QueuePairAttribute) -> Result<()> {
-        self.qp.modify(&attr.attr).map_err(modify_error)
+        let current = self.qp.state();
+        self.qp
+            .modify(&attr.attr)
+            .map_err(|e| refused_modify(&e, current, &attr.attr).unwrap_or_else(|| modify_error(e)))
     }
 
     /// The queue pair's attributes and capacities, as the kernel reports them (`mask` is
@@ -594,6 +598,34 @@ impl QueuePair {
             _not_send: PhantomData,
         }
     }
+}
+
+/// The refusal of uverbs' state machine check as `ibverbs`' errors: a transition the verbs do not
+/// have, or attributes the transition does not take (`invalid`) or needs (`needed`).
+fn refused_modify(e: &io::Error, current: u32, attr: &QpAttr) -> Option<Error> {
+    use uverbs_drivers::qp_state::Refusal;
+    let DriverError::InvalidModify { refusal, .. } = e.get_ref()?.downcast_ref::<DriverError>()?
+    else {
+        return None;
+    };
+    let state =
+        |s: u32| ffi::ibv_qp_state::from_raw(s).unwrap_or(ffi::ibv_qp_state::IBV_QPS_UNKNOWN);
+    let (current, next) = (state(current), state(attr.qp_state.unwrap_or(current)));
+    Some(match *refusal {
+        Refusal::Transition { .. } => Error::InvalidQueuePairTransition { current, next },
+        Refusal::Missing(needed) => Error::InvalidQueuePairAttributeMask {
+            current,
+            next,
+            invalid: ffi::ibv_qp_attr_mask(0),
+            needed: ffi::ibv_qp_attr_mask(needed),
+        },
+        Refusal::Unexpected(invalid) => Error::InvalidQueuePairAttributeMask {
+            current,
+            next,
+            invalid: ffi::ibv_qp_attr_mask(invalid),
+            needed: ffi::ibv_qp_attr_mask(0),
+        },
+    })
 }
 
 /// Send requests on a queue pair, posted together by [`submit`](PostBatch::submit) with one
