@@ -8,11 +8,19 @@
 //! `uverbs-mlx5-model serve` daemon serves it, for the program to find through
 //! `UVERBS_MODEL_SOCKET`.
 //!
+//! The connection manager's programs (`next_rdmacm_*`) need the kernel's (`rdma_cm`) and an IP
+//! network on RDMA devices: the VM harness's (`tests/vm/cm-net`: rxa on 10.78.0.1, rxb on
+//! 10.78.0.2, named in `UVERBS_CM_SERVER` and `UVERBS_CM_CLIENT`), as `tests/cm.rs` uses it. The
+//! server listens on the server's address, and the client, in the same process, resolves it from
+//! rxb (the harness routes what the guest sends to 10.78.0.1 out through vb). Outside the VM they
+//! say they were skipped.
+//!
 //! `cargo test` builds the examples this runs; `cargo test --test next_programs` alone does not
 //! (`cargo build --examples` does).
 
 mod common;
 
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -185,4 +193,76 @@ fn srq_takes_each_message_once() {
 fn channel_wakes_with_the_queues_context() {
     let (done, _) = run("channel_wakes_with_the_queues_context", "next_channel", &[]);
     assert_ok(&done, "channel: ok");
+}
+
+/// The server's address of the VM's connection manager network, or `None` (after saying so)
+/// outside it.
+fn cm_server(test: &str) -> Option<IpAddr> {
+    match std::env::var("UVERBS_CM_SERVER") {
+        Ok(s) if !s.is_empty() => Some(s.parse().expect("UVERBS_CM_SERVER is an IP address")),
+        _ => {
+            assert!(
+                std::env::var_os("UVERBS_VM").is_none(),
+                "{test}: the VM harness promised the connection manager's network, but \
+                 UVERBS_CM_SERVER is unset"
+            );
+            eprintln!(
+                "SKIPPED {test}: no connection manager network (run under tests/vm/run, which \
+                 builds the veth pair)"
+            );
+            None
+        }
+    }
+}
+
+/// Runs connection manager example `name` with the server's address (port `port`) as its
+/// argument; `None` outside the VM. The server must be on the server address's device (rxa) and
+/// the client on the other (rxb): each side's context is the device the connection manager chose.
+fn run_cm(test: &str, name: &str, port: u16) -> Option<Done> {
+    let addr = SocketAddr::new(cm_server(test)?, port).to_string();
+    let mut cmd = Command::new(example(name));
+    cmd.arg(&addr).env_remove(SOCKET_ENV).env_remove(DEVICE_ENV);
+    let done = Running::spawn(format!("{name} {addr}"), cmd).finish(Instant::now() + LIMIT);
+    for line in ["server on Context(\"rxa\")", "client on Context(\"rxb\")"] {
+        assert!(
+            done.stdout.lines().any(|l| l == line),
+            "no {line:?}\n{done}"
+        );
+    }
+    Some(done)
+}
+
+#[test]
+fn rdmacm_connect_accepts_connects_and_delivers() {
+    let Some(done) = run_cm(
+        "rdmacm_connect_accepts_connects_and_delivers",
+        "next_rdmacm_connect",
+        18515,
+    ) else {
+        return;
+    };
+    assert_ok(&done, "rdmacm_connect: ok");
+    assert!(
+        done.stdout
+            .contains("received: \"hello over rdmacm, from the next API\""),
+        "{done}"
+    );
+}
+
+/// `CmId` driven by hand: non-blocking events on the readiness descriptor, the program's own
+/// queue pairs moved with `init_qp_attr`, `establish`, and the peer's `DISCONNECTED`.
+#[test]
+fn rdmacm_low_level_drives_the_identifiers_by_hand() {
+    let Some(done) = run_cm(
+        "rdmacm_low_level_drives_the_identifiers_by_hand",
+        "next_rdmacm_low_level",
+        18517,
+    ) else {
+        return;
+    };
+    assert_ok(&done, "rdmacm_low_level: ok");
+    assert!(
+        done.stdout.contains("server: the client disconnected"),
+        "{done}"
+    );
 }

@@ -1269,28 +1269,11 @@ impl CmId {
         recv: &'res CompletionQueue<'_>,
         caps: QpCaps,
     ) -> io::Result<QueuePair<'res>> {
-        let verb = Verb::CreateQp;
-        if lock(&self.inner.qp).is_some() {
-            return Err(Error::InvalidArgument {
-                verb,
-                what: "the identifier has a queue pair already".into(),
-            }
-            .into());
-        }
-        if let Some(dev) = self.device()? {
-            let ctx_guid = pd.ctx.inner().drv.info().node_guid().ok().map(Guid::from);
-            if ctx_guid.is_some_and(|g| g != dev.node_guid) {
-                return Err(Error::InvalidArgument {
-                    verb,
-                    what: format!(
-                        "the protection domain is on {}, the identifier on the device with node GUID {}",
-                        pd.ctx.name(),
-                        dev.node_guid
-                    ),
-                }
-                .into());
-            }
-        }
+        self.refuse_second_qp()?;
+        let ctx_guid = pd.ctx.inner().drv.info().node_guid().ok().map(Guid::from);
+        self.check_device(ctx_guid, || {
+            format!("the protection domain is on {}", pd.ctx.name())
+        })?;
         let mut b = pd.create_qp(send, recv, self.port_space().qp_type());
         b.set_max_send_wr(caps.max_send_wr)
             .set_max_recv_wr(caps.max_recv_wr)
@@ -1298,7 +1281,73 @@ impl CmId {
             .set_max_recv_sge(caps.max_recv_sge)
             .set_max_inline_data(caps.max_inline_data);
         let qp = b.build()?.into_queue_pair();
-        self.inner.modify_qp(&qp, ibv_qp_state::IBV_QPS_INIT)?;
+        // On refusal (another thread's `create_qp` was first) this queue pair is destroyed as it
+        // drops, with the lock released.
+        self.attach_qp(&qp)?;
+        Ok(qp)
+    }
+
+    /// Makes `qp`, a queue pair in RESET that the caller created in a protection domain of the
+    /// identifier's device, the identifier's queue pair, as if [`CmId::create_qp`] had made it:
+    /// moved to INIT (a UD one to RTS), then driven by `connect`, `accept`, `disconnect` and the
+    /// events as that one is. For `uverbs::next::rdmacm`, whose `Resolved::connect` and
+    /// `Incoming::accept` take a queue pair the program built (`ibverbs` main's API). Refuses a
+    /// second queue pair, one of another device and one of the wrong type for the port space. The
+    /// identifier keeps the queue pair alive while it lives.
+    pub(crate) fn adopt_qp(&self, qp: &QueuePair<'_>) -> io::Result<()> {
+        self.refuse_second_qp()?;
+        self.check_device(qp.node_guid(), || {
+            format!("queue pair {:#x} is on another device", qp.qp_num())
+        })?;
+        let want = self.port_space().qp_type();
+        if u32::from(qp.qp_type()) != want {
+            return Err(Error::InvalidArgument {
+                verb: Verb::CreateQp,
+                what: format!(
+                    "a queue pair of type {} for an identifier of the {:?} port space (type {want})",
+                    qp.qp_type(),
+                    self.port_space()
+                ),
+            }
+            .into());
+        }
+        self.attach_qp(qp)
+    }
+
+    fn refuse_second_qp(&self) -> io::Result<()> {
+        if lock(&self.inner.qp).is_some() {
+            return Err(Error::InvalidArgument {
+                verb: Verb::CreateQp,
+                what: "the identifier has a queue pair already".into(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Refuses a queue pair on the device with node GUID `guid` (`on` says where it is) unless
+    /// it is the identifier's (an identifier bound to no device yet takes any).
+    fn check_device(&self, guid: Option<Guid>, on: impl FnOnce() -> String) -> io::Result<()> {
+        if let Some(dev) = self.device()? {
+            if guid.is_some_and(|g| g != dev.node_guid) {
+                return Err(Error::InvalidArgument {
+                    verb: Verb::CreateQp,
+                    what: format!(
+                        "{}, the identifier on the device with node GUID {}",
+                        on(),
+                        dev.node_guid
+                    ),
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings `qp` up as the identifier's (INIT; a UD one to RTS with the port space's Q_Key) and
+    /// records it, unless another thread recorded one first.
+    fn attach_qp(&self, qp: &QueuePair<'_>) -> io::Result<()> {
+        self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_INIT)?;
         if self.port_space() == PortSpace::Udp {
             qp.modify(&QpAttr {
                 qp_state: Some(ibv_qp_state::IBV_QPS_RTR),
@@ -1319,15 +1368,13 @@ impl CmId {
             taken
         };
         if taken {
-            // Another thread's `create_qp` was first; this queue pair is destroyed as it drops,
-            // with the lock released.
             return Err(Error::InvalidArgument {
-                verb,
+                verb: Verb::CreateQp,
                 what: "the identifier has a queue pair already".into(),
             }
             .into());
         }
-        Ok(qp)
+        Ok(())
     }
 
     /// The identifier's queue pair, if [`CmId::create_qp`] made one.
@@ -1339,12 +1386,21 @@ impl CmId {
     /// datagram resolve (`SIDR`) of the peer's queue pair. The answer is [`EventKind::Established`]
     /// (with a queue pair, which is then in RTS), [`EventKind::UdEstablished`], or an error event.
     pub fn connect(&self, params: &ConnParams) -> io::Result<()> {
+        let qp_num = self.inner.qp().map(|q| q.qp_num()).unwrap_or(0);
+        self.connect_as(params, qp_num)
+    }
+
+    /// As [`CmId::connect`], naming queue pair `qp_num` to the peer: a queue pair the caller
+    /// drives itself (`init_qp_attr`) when the identifier has none, as librdmacm's `rdma_connect`
+    /// does with the `qp_num` of its parameters (`uverbs::next::rdmacm::CmId::connect`). Its
+    /// answer is then [`EventKind::ConnectResponse`], after which the caller moves its queue pair
+    /// to RTR and RTS and calls [`CmId::establish`].
+    pub(crate) fn connect_as(&self, params: &ConnParams, qp_num: u32) -> io::Result<()> {
         let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_CONNECT);
         let (max, qkey) = match self.port_space() {
             PortSpace::Tcp => (MAX_CONNECT_PRIVATE_DATA, 0),
             PortSpace::Udp => (MAX_UD_CONNECT_PRIVATE_DATA, RDMA_UDP_QKEY),
         };
-        let qp_num = self.inner.qp().map(|q| q.qp_num()).unwrap_or(0);
         let p = params.to_kernel(verb, max, qp_num, qkey, false)?;
         *lock(&self.inner.rd_atomic) = Some((params.responder_resources, params.initiator_depth));
         Ok(self.file().connect(self.handle(), &p)?)
@@ -1354,19 +1410,22 @@ impl CmId {
     /// and answers the peer. A reliable connection is established when this identifier's
     /// [`EventKind::Established`] arrives; a datagram peer is answered at once.
     pub fn accept(&self, params: &ConnParams) -> io::Result<()> {
+        let qp_num = self.inner.qp().map(|q| q.qp_num()).unwrap_or(0);
+        self.accept_as(params, qp_num)
+    }
+
+    /// As [`CmId::accept`], naming queue pair `qp_num` to the peer: a queue pair the caller has
+    /// brought to RTS itself (`init_qp_attr`) when the identifier has none, as librdmacm's
+    /// `rdma_accept` does with the `qp_num` of its parameters
+    /// (`uverbs::next::rdmacm::CmId::accept`).
+    pub(crate) fn accept_as(&self, params: &ConnParams, qp_num: u32) -> io::Result<()> {
         let verb = Verb::RdmaCm(RDMA_USER_CM_CMD_ACCEPT);
         let (max, qkey) = match self.port_space() {
             PortSpace::Tcp => (MAX_ACCEPT_PRIVATE_DATA, 0),
             PortSpace::Udp => (MAX_UD_ACCEPT_PRIVATE_DATA, RDMA_UDP_QKEY),
         };
         let qp = self.inner.qp();
-        let p = params.to_kernel(
-            verb,
-            max,
-            qp.as_ref().map(|q| q.qp_num()).unwrap_or(0),
-            qkey,
-            false,
-        )?;
+        let p = params.to_kernel(verb, max, qp_num, qkey, false)?;
         *lock(&self.inner.rd_atomic) = Some((params.responder_resources, params.initiator_depth));
         if let (Some(qp), PortSpace::Tcp) = (&qp, self.port_space()) {
             self.inner.modify_qp(qp, ibv_qp_state::IBV_QPS_INIT)?;
@@ -1376,6 +1435,16 @@ impl CmId {
         Ok(self
             .file()
             .accept(self.handle(), self.inner.uid, Some(&p))?)
+    }
+
+    /// The active side's last step when the caller drives its own queue pair (librdmacm's
+    /// `rdma_establish`): after [`EventKind::ConnectResponse`] and the caller's moves to RTR and
+    /// RTS, tells the kernel the connection is up (`ACCEPT` without parameters, which sends the
+    /// RTU). With a queue pair of the identifier's, the response was handled here already and
+    /// reported as [`EventKind::Established`]: there is nothing left to send, and the kernel
+    /// would refuse a second `ACCEPT`.
+    pub(crate) fn establish(&self) -> io::Result<()> {
+        Ok(self.file().accept(self.handle(), self.inner.uid, None)?)
     }
 
     /// Rejects a connection request (`rdma_reject`) with private data (at most

@@ -60,8 +60,11 @@
 //! - Not here: EFA SRD queue pairs (uverbs has no EFA backend), `register_dmabuf` with a raw
 //!   descriptor (see [`crate::ProtectionDomain::register_dmabuf`]), and
 //!   `Context::query_rt_values_ex` answers [`Error::Unsupported`].
+//! - The connection manager ([`rdmacm`]) is always there (no feature), on uverbs' own; its
+//!   differences are listed there.
 
 pub mod ffi;
+pub mod rdmacm;
 
 mod cq;
 mod device;

@@ -1103,6 +1103,14 @@ impl QueuePairAttribute {
         Self::default()
     }
 
+    /// The attributes of uverbs' `attr` (the connection manager's `init_qp_attr`).
+    pub(crate) fn from_uverbs(attr: QpAttr) -> Self {
+        QueuePairAttribute {
+            attr,
+            cur_state: None,
+        }
+    }
+
     /// The bits of the attributes set (`IBV_QP_*`).
     pub fn mask(&self) -> ffi::ibv_qp_attr_mask {
         let cur = if self.cur_state.is_some() {

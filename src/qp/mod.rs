@@ -88,6 +88,19 @@ impl<'res> QueuePair<'res> {
         }
     }
 
+    /// The queue pair's type (`IB_UVERBS_QPT_*`), for the connection manager, which adopts queue
+    /// pairs of its own type only.
+    pub(crate) fn qp_type(&self) -> u8 {
+        self.inner.qp_type
+    }
+
+    /// The node GUID of the queue pair's device (`None` where it cannot be read), for the
+    /// connection manager, which adopts queue pairs of its identifier's device only.
+    pub(crate) fn node_guid(&self) -> Option<crate::Guid> {
+        let guid = self.inner.pd.ctx.drv.info().node_guid().ok()?;
+        Some(crate::Guid::from(guid))
+    }
+
     /// The queue pair number.
     pub fn qp_num(&self) -> u32 {
         self.inner.imp.qpn()
