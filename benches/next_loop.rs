@@ -128,6 +128,8 @@ fn run(model: &Mlx5Model, mode: &str, n: u64) -> u64 {
         .build()
         .unwrap_or_else(|e| fail("create_cq", e));
     let pd = ctx.alloc_pd().unwrap_or_else(|e| fail("alloc_pd", e));
+    // Declared before the queue pair, so dropped after it: the region outlives the requests.
+    let mr = pd.allocate(65536).unwrap_or_else(|e| fail("allocate", e));
     let mut prepared = pd
         .create_qp(&cq, &cq, ibverbs::ibv_qp_type::IBV_QPT_RC)
         .unwrap_or_else(|e| fail("create_qp", e));
@@ -141,7 +143,6 @@ fn run(model: &Mlx5Model, mode: &str, n: u64) -> u64 {
     let mut qp = prepared
         .handshake(me)
         .unwrap_or_else(|e| fail("handshake", e));
-    let mr = pd.allocate(65536).unwrap_or_else(|e| fail("allocate", e));
     let sge = [mr.slice(0..64)];
     let recv = [mr.slice(32768..32768 + 4096)];
     let remote: RemoteMemorySlice = mr.remote().slice(16384..16384 + 64);

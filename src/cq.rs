@@ -1,5 +1,6 @@
 //! Completion queues: [`CompletionQueue`].
 
+use std::collections::VecDeque;
 use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,37 +30,75 @@ pub(crate) struct CqInner {
     event_key: u64,
     pub(crate) _channel: Option<CompletionChannel>,
     pub(crate) _ctx: Arc<CtxInner>,
-    /// An error a lending poll met after lending completions, for the next poll to report.
-    parked: ParkedError,
+    /// What a lending poll gave back: a completion it took and nobody read, an error it met.
+    parked: Parked,
 }
 
-/// An error [`Completions::next`] met (a corrupt CQE, say): it ends that iteration, and the next
-/// poll of any kind reports it, so that none is lost.
+/// What a lending poll gave back for the next poll of any kind, so that nothing is lost: the
+/// completion `start_poll` took and nobody read (the `Completions` was dropped before its first
+/// `next`), and an error [`Completions::next`] met (a corrupt CQE, say), which ends its iteration.
+/// Completions come back before the error, oldest first.
 #[derive(Debug, Default)]
-struct ParkedError {
-    /// Whether `error` may hold one: the polls' only check (a relaxed load) on their fast path.
+struct Parked {
+    /// Whether anything may be parked: the polls' only check (a relaxed load) on their fast path.
     any: AtomicBool,
-    error: Mutex<Option<Error>>,
+    slot: Mutex<ParkedSlot>,
 }
 
-impl ParkedError {
+#[derive(Debug, Default)]
+struct ParkedSlot {
+    completions: VecDeque<TimestampedCompletion>,
+    error: Option<Error>,
+}
+
+impl Parked {
     #[inline(always)]
     fn is_empty(&self) -> bool {
         !self.any.load(Ordering::Relaxed)
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, ParkedSlot> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn park(&self, e: Error) {
-        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
-        slot.get_or_insert(e);
+        self.lock().error.get_or_insert(e);
         self.any.store(true, Ordering::Relaxed);
     }
 
-    /// The parked error, if any (taking it).
+    /// Gives back a completion taken off the ring and not read, ahead of everything parked.
     #[cold]
-    fn take(&self) -> Option<Error> {
-        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
-        self.any.store(false, Ordering::Relaxed);
-        slot.take()
+    fn park_completion(&self, c: TimestampedCompletion) {
+        self.lock().completions.push_front(c);
+        self.any.store(true, Ordering::Relaxed);
+    }
+
+    /// Up to `out.len()` parked completions as `T`s, or, with none parked, the parked error (then
+    /// `Err`); `Ok(0)` when nothing was parked after all (another poll took it).
+    #[cold]
+    fn take<T>(
+        &self,
+        out: &mut [T],
+        convert: impl Fn(TimestampedCompletion) -> T,
+    ) -> Result<usize, Error> {
+        let mut slot = self.lock();
+        let mut n = 0;
+        while n < out.len() {
+            let Some(c) = slot.completions.pop_front() else {
+                break;
+            };
+            out[n] = convert(c);
+            n += 1;
+        }
+        let error = if n == 0 { slot.error.take() } else { None };
+        self.any.store(
+            !slot.completions.is_empty() || slot.error.is_some(),
+            Ordering::Relaxed,
+        );
+        match error {
+            Some(e) => Err(e),
+            None => Ok(n),
+        }
     }
 }
 
@@ -133,7 +172,7 @@ impl<'ctx> CompletionQueue<'ctx> {
             event_key,
             _channel: channel.cloned(),
             _ctx: Arc::clone(inner),
-            parked: ParkedError::default(),
+            parked: Parked::default(),
         });
         inner.cq_events.insert(event_key, id, &cq);
         Ok(CompletionQueue {
@@ -150,8 +189,12 @@ impl<'ctx> CompletionQueue<'ctx> {
     #[inline]
     pub fn poll<'c>(&self, completions: &'c mut [ibv_wc]) -> io::Result<&'c mut [ibv_wc]> {
         if !self.inner.parked.is_empty() {
-            if let Some(e) = self.inner.parked.take() {
-                return Err(e.into());
+            let n = self
+                .inner
+                .parked
+                .take(completions, |c| ibv_wc::from(c.wc))?;
+            if n > 0 {
+                return Ok(&mut completions[..n]);
             }
         }
         let n = self.inner.imp.poll(completions)?;
@@ -174,8 +217,9 @@ impl<'ctx> CompletionQueue<'ctx> {
             .into());
         }
         if !self.inner.parked.is_empty() {
-            if let Some(e) = self.inner.parked.take() {
-                return Err(e.into());
+            let n = self.inner.parked.take(completions, TimestampedWc::from)?;
+            if n > 0 {
+                return Ok(&mut completions[..n]);
             }
         }
         let n = self.inner.imp.poll_timestamped(completions)?;
@@ -285,18 +329,26 @@ impl CompletionQueue<'_> {
     /// met by `next` after completions were lent, ends that iteration and is the next poll's.
     #[inline(always)]
     pub fn start_poll(&self) -> io::Result<Option<Completions<'_>>> {
-        if !self.inner.parked.is_empty() {
-            if let Some(e) = self.inner.parked.take() {
-                return Err(e.into());
-            }
-        }
         let mut one = [TimestampedCompletion::default()];
+        // Parked completions are older than any in the ring: the ring may hold more.
+        if !self.inner.parked.is_empty() && self.inner.parked.take(&mut one, |c| c)? == 1 {
+            return Ok(Some(Completions {
+                cur: one[0],
+                state: Lending::Fresh { more: true },
+                cq: &self.inner,
+            }));
+        }
         let (n, more) = self.inner.poll_one(&mut one)?;
-        Ok((n == 1).then_some(Completions {
-            cur: one[0],
-            state: Lending::Fresh { more },
-            cq: &self.inner,
-        }))
+        // Built only when one was taken: a `Completions` dropped unread parks its completion.
+        if n == 1 {
+            Ok(Some(Completions {
+                cur: one[0],
+                state: Lending::Fresh { more },
+                cq: &self.inner,
+            }))
+        } else {
+            Ok(None)
+        }
     }
 }
 
@@ -333,6 +385,17 @@ enum Lending {
     /// written behind it (the next `next` would have found none then): the iteration is over, and
     /// stays over.
     Ended,
+}
+
+impl Drop for Completions<'_> {
+    /// Gives the completion `start_poll` took back for the next poll, if `next` never lent it.
+    /// (Forgotten instead, the completion is lost, as completions read and ignored are.)
+    #[inline]
+    fn drop(&mut self) {
+        if let Lending::Fresh { .. } = self.state {
+            self.cq.parked.park_completion(self.cur);
+        }
+    }
 }
 
 impl std::fmt::Debug for Completions<'_> {

@@ -388,6 +388,56 @@ fn completions_not_seen_go_back_to_the_queue() {
     assert!(cq.start_poll().unwrap().is_none());
 }
 
+/// F45: `start_poll` takes the first completion off the ring before `next` lends it; a lending
+/// poll dropped before its first `next` put it back for the next poll of any kind (it was lost).
+#[test]
+fn a_lending_poll_dropped_unread_loses_nothing() {
+    let Some(dev) = any_device("a_lending_poll_dropped_unread_loses_nothing") else {
+        return;
+    };
+    let ctx = dev.open();
+    let cq = ctx.create_cq(64, 0).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let (mut a, _b) = connect(&pd, &cq, 16);
+    let dst = pd.allocate::<u8>(64).unwrap();
+    let mut batch = a.start_send();
+    for i in 0..3u64 {
+        batch
+            .signaled()
+            .write_inline(i, b"y", dst.remote().offset(i).unwrap());
+    }
+    // SAFETY: inline data needs nothing; `dst` outlives the writes.
+    unsafe { batch.submit() }.unwrap();
+    assert_eq!(dst.wait_for(2, |b| b == b'y', Some(DEADLINE)), Some(b'y'));
+    let deadline = Instant::now() + DEADLINE;
+    // Started and dropped twice, nothing read: the first completion goes back each time.
+    let mut dropped = 0;
+    while dropped < 2 {
+        if let Some(cs) = cq.start_poll().unwrap() {
+            drop(cs);
+            dropped += 1;
+        }
+        assert!(Instant::now() < deadline, "no completion");
+    }
+    // 0.9.2's poll gets it first, then the lending poll the rest, each once, in order.
+    let mut wc = [uverbs::ibv_wc::default(); 1];
+    let mut got = Vec::new();
+    while got.is_empty() {
+        got.extend(cq.poll(&mut wc).unwrap().iter().map(|w| w.wr_id()));
+        assert!(Instant::now() < deadline, "the dropped completion was lost");
+    }
+    while got.len() < 3 {
+        if let Some(mut cs) = cq.start_poll().unwrap() {
+            while let Some(c) = cs.next() {
+                got.push(c.wr_id());
+            }
+        }
+        assert!(Instant::now() < deadline, "lost completions: {got:?}");
+    }
+    assert_eq!(got, [0, 1, 2]);
+    assert!(cq.start_poll().unwrap().is_none());
+}
+
 #[test]
 fn the_lending_poll_reads_completion_timestamps() {
     let Some(dev) = any_device("the_lending_poll_reads_completion_timestamps") else {

@@ -197,6 +197,37 @@ fn batched_operations_move_the_bytes() {
 }
 
 #[test]
+fn inline_lists_are_concatenated_and_bounded() {
+    let Some((_dev, ctx)) = ctx("inline_lists_are_concatenated_and_bounded") else {
+        return;
+    };
+    let mut l = looped(ctx, 4);
+    let remote = l.mr.remote().slice(512..1024);
+    let (_, init) = l.qp.query(ibverbs::ibv_qp_attr_mask::IBV_QP_CAP).unwrap();
+    let room = init.max_inline_data() as usize;
+    let (a, b) = (b"gather ".to_vec(), b"these".to_vec());
+    let mut batch = l.qp.start_send();
+    batch.signaled().write_inline_list(
+        1,
+        &[std::io::IoSlice::new(&a), std::io::IoSlice::new(&b)],
+        remote,
+    );
+    submit(batch).unwrap();
+    assert_eq!(take(&l.cq, 1), [(1, ibv_wc_opcode::IBV_WC_RDMA_WRITE)]);
+    assert_eq!(&l.mr.bytes()[512..524], b"gather these");
+    // One byte over the queue pair's inline room, in two pieces: refused, nothing posted.
+    let big = vec![1u8; room];
+    let mut batch = l.qp.start_send();
+    batch.signaled().write_inline_list(
+        2,
+        &[std::io::IoSlice::new(&big), std::io::IoSlice::new(b"!")],
+        remote,
+    );
+    assert!(matches!(submit(batch), Err(Error::PostSend(_))));
+    quiet(&l.cq);
+}
+
+#[test]
 fn modify_names_the_transition_and_the_attributes() {
     let Some((_dev, ctx)) = ctx("modify_names_the_transition_and_the_attributes") else {
         return;

@@ -1296,7 +1296,17 @@ impl CmId {
     /// identifier keeps the queue pair alive while it lives.
     pub(crate) fn adopt_qp(&self, qp: &QueuePair<'_>) -> io::Result<()> {
         self.refuse_second_qp()?;
-        self.check_device(qp.node_guid(), || {
+        let Some(guid) = qp.node_guid() else {
+            return Err(Error::InvalidArgument {
+                verb: Verb::CreateQp,
+                what: format!(
+                    "the device of queue pair {:#x} has no node GUID to match the identifier's",
+                    qp.qp_num()
+                ),
+            }
+            .into());
+        };
+        self.check_device(Some(guid), || {
             format!("queue pair {:#x} is on another device", qp.qp_num())
         })?;
         let want = self.port_space().qp_type();

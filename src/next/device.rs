@@ -179,13 +179,14 @@ impl Context {
         ProtectionDomain::new(self)
     }
 
-    /// The GID tables of every port, read anew.
+    /// The GID tables of every port, read anew (an entry of a type libibverbs does not know is
+    /// left out, where `ibverbs` panics).
     pub fn gid_table(&self) -> Result<Vec<GidEntry>> {
         let table = self
             .ctx
             .query_gid_table()
             .map_err(|e| Error::from_uverbs(e, Error::QueryGidTable))?;
-        Ok(table.iter().map(GidEntry::from_uverbs).collect())
+        Ok(table.iter().filter_map(GidEntry::from_uverbs).collect())
     }
 
     /// The GID at `gid_index` of port `port_num`.

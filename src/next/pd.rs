@@ -176,9 +176,13 @@ impl ProtectionDomain {
     /// As in `ibverbs`, when `len` is 0.
     ///
     /// # Safety
-    /// The memory must stay allocated, and be accessed by nothing but the device and what the
-    /// caller synchronises with it, until the region is dropped (and, for memory a peer can write,
-    /// until no request naming it is outstanding).
+    /// As `uverbs::ProtectionDomain::register_raw`: until the returned region has been dropped,
+    /// the device reads these bytes whenever a work request or a peer holding the keys asks, and
+    /// (with any write access) writes any bytes there at any time. So the caller must keep the
+    /// range allocated and mapped (readable, and writable for write access) until the region is
+    /// dropped, and must not access it meanwhile in ways the device's accesses would make
+    /// undefined: no Rust references to it that assume nothing else writes it, no values there
+    /// that some bit patterns would make invalid.
     #[allow(unsafe_code)] // The contract is the API's.
     pub unsafe fn register_from_raw(
         &self,
@@ -319,7 +323,10 @@ impl<O> MemoryRegion<O> {
         let (start, len) = sub_range(self.len, bounds);
         LocalMemorySlice {
             sge: Sge {
-                addr: self.addr + start as u64,
+                addr: self
+                    .addr
+                    .checked_add(start as u64)
+                    .expect("a memory slice past the end of the address space"),
                 length: u32::try_from(len).expect("a memory slice of more than 4 GiB - 1 bytes"),
                 lkey: self.lkey,
             },
@@ -428,7 +435,11 @@ impl LocalMemorySlice {
         let (start, len) = sub_range(self.len(), bounds);
         LocalMemorySlice {
             sge: Sge {
-                addr: self.sge.addr + start as u64,
+                addr: self
+                    .sge
+                    .addr
+                    .checked_add(start as u64)
+                    .expect("a memory slice past the end of the address space"),
                 // At most this slice's own length.
                 length: len as u32,
                 lkey: self.sge.lkey,
@@ -566,5 +577,25 @@ impl<'a> RecvRequest<'a> {
         RecvRequest {
             r: crate::ReceiveRequest::new(wr_id, sges(local)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_never_wrap_the_address() {
+        let top = LocalMemorySlice::from(ffi::ibv_sge {
+            addr: u64::MAX - 4,
+            length: 16,
+            lkey: 1,
+        });
+        assert_eq!(top.slice(0..4).addr(), u64::MAX - 4);
+        let wrapped = std::panic::catch_unwind(|| top.slice(8..12));
+        assert!(
+            wrapped.is_err(),
+            "a slice past the end of the address space"
+        );
     }
 }

@@ -680,6 +680,24 @@ impl Drop for PostBatch<'_> {
     }
 }
 
+/// A failed `submit` of `len` requests as an error: refused (nothing posted), or every request
+/// posted and the doorbell not rung.
+#[cold]
+fn posted_or_refused(f: crate::PostFailure, len: usize) -> Error {
+    if len > 0 && f.index == len {
+        let kind = f.error.kind();
+        return Error::PostSend(io::Error::new(
+            kind,
+            format!(
+                "every request of the batch was posted (their memory is the device's until they \
+                 complete), but the doorbell could not be rung: {}",
+                f.error
+            ),
+        ));
+    }
+    Error::from_uverbs(f.into(), Error::PostSend)
+}
+
 /// The flags a [`PostOp`] sets.
 const OP_FLAGS: u32 = send_flags::SIGNALED | send_flags::FENCE | send_flags::SOLICITED;
 
@@ -827,16 +845,22 @@ impl<'qp> PostBatch<'qp> {
     /// none is posted and the error is [`Error::PostSend`] naming it. An empty batch posts
     /// nothing.
     ///
+    /// One failure is not a refusal: every request was posted and the doorbell could not be rung
+    /// (rxe's `write()` failed, the device gone, say). The error is then [`Error::PostSend`] whose
+    /// message begins "every request of the batch was posted", and the requests are the
+    /// device's, as after a success.
+    ///
     /// # Safety
     /// The memory every request names must stay allocated, and unmodified (sends, writes) or
     /// untouched (reads, atomics), until each request's completion has been polled (for an
-    /// unsignaled one, a later request's); a datagram's address handle must stay alive as long.
+    /// unsignaled one, a later request's), also after an error saying that every request was
+    /// posted; a datagram's address handle must stay alive as long.
     #[allow(unsafe_code)] // The contract is the API's.
     #[inline(always)]
     pub unsafe fn submit(mut self) -> Result<()> {
+        let len = self.stage.len();
         // SAFETY: the requests' memory is covered by this function's contract.
-        unsafe { self.qp.submit_sends(&mut self.stage) }
-            .map_err(|f| Error::from_uverbs(f.into(), Error::PostSend))
+        unsafe { self.qp.submit_sends(&mut self.stage) }.map_err(|f| posted_or_refused(f, len))
     }
 }
 
@@ -845,8 +869,9 @@ impl<'qp> PostBatch<'qp> {
 pub struct PostOp<'b, 'qp> {
     batch: &'b mut PostBatch<'qp>,
     flags: u32,
-    /// The destination of a datagram (the address handle is held until the operation has added
-    /// the request, which copies its address vector).
+    /// The destination of a datagram, held until the operation has added the request (which
+    /// copies the address vector on mlx5 and names the handle by its kernel number on rxe: the
+    /// handle must live until the completion, as `submit`'s contract says).
     dest: Option<(Arc<crate::AddressHandle>, u32, u32)>,
 }
 
@@ -939,41 +964,45 @@ impl PostOp<'_, '_> {
 
     /// A SEND of the concatenation of `bufs`, copied now.
     #[inline(always)]
-    pub fn send_inline_list(self, wr_id: u64, bufs: &[io::IoSlice<'_>]) {
-        let data = gather(bufs);
-        self.send_inline(wr_id, &data)
+    pub fn send_inline_list(mut self, wr_id: u64, bufs: &[io::IoSlice<'_>]) {
+        if let Some(data) = self.inline_list(bufs) {
+            self.send_inline(wr_id, &data)
+        }
     }
 
     /// A SEND of the concatenation of `bufs` inline with immediate data (host order).
     #[inline(always)]
-    pub fn send_imm_inline_list(self, wr_id: u64, bufs: &[io::IoSlice<'_>], imm: u32) {
-        let data = gather(bufs);
-        self.send_imm_inline(wr_id, &data, imm)
+    pub fn send_imm_inline_list(mut self, wr_id: u64, bufs: &[io::IoSlice<'_>], imm: u32) {
+        if let Some(data) = self.inline_list(bufs) {
+            self.send_imm_inline(wr_id, &data, imm)
+        }
     }
 
     /// An RDMA WRITE of the concatenation of `bufs`, copied now, to `remote`.
     #[inline(always)]
     pub fn write_inline_list(
-        self,
+        mut self,
         wr_id: u64,
         bufs: &[io::IoSlice<'_>],
         remote: RemoteMemorySlice,
     ) {
-        let data = gather(bufs);
-        self.write_inline(wr_id, &data, remote)
+        if let Some(data) = self.inline_list(bufs) {
+            self.write_inline(wr_id, &data, remote)
+        }
     }
 
     /// An RDMA WRITE of the concatenation of `bufs` inline with immediate data (host order).
     #[inline(always)]
     pub fn write_imm_inline_list(
-        self,
+        mut self,
         wr_id: u64,
         bufs: &[io::IoSlice<'_>],
         remote: RemoteMemorySlice,
         imm: u32,
     ) {
-        let data = gather(bufs);
-        self.write_imm_inline(wr_id, &data, remote, imm)
+        if let Some(data) = self.inline_list(bufs) {
+            self.write_imm_inline(wr_id, &data, remote, imm)
+        }
     }
 
     /// A SEND of `local` with immediate data (host order).
@@ -1017,6 +1046,29 @@ impl PostOp<'_, '_> {
             sges(local),
             remote_memory(remote),
         ))
+    }
+
+    /// The concatenation of `bufs`, or the refusal of a list longer than the queue pair's inline
+    /// room (refused before anything is allocated for it).
+    #[cold]
+    fn inline_list(&mut self, bufs: &[io::IoSlice<'_>]) -> Option<Vec<u8>> {
+        let total = bufs.iter().try_fold(0usize, |t, b| t.checked_add(b.len()));
+        let room = self.batch.qp.caps().max_inline_data as usize;
+        match total {
+            Some(total) if total <= room => Some(gather(bufs, total)),
+            _ => {
+                if !self.batch.stage.skip_if_refused() {
+                    self.batch.stage.refuse(DriverError::InvalidArgument {
+                        verb: Verb::PostSend,
+                        what: format!(
+                            "{} bytes of inline data, the queue pair takes at most {room}",
+                            total.map_or_else(|| "more than usize::MAX".into(), |t| t.to_string())
+                        ),
+                    });
+                }
+                None
+            }
+        }
     }
 
     /// The one entry of an atomic's result, or the refusal of a request with another count.
@@ -1078,9 +1130,9 @@ impl PostOp<'_, '_> {
     }
 }
 
-/// The concatenation of `bufs` (inline data is copied into the request anyway).
-fn gather(bufs: &[io::IoSlice<'_>]) -> Vec<u8> {
-    let mut data = Vec::with_capacity(bufs.iter().map(|b| b.len()).sum());
+/// The concatenation of `bufs`, `total` bytes (inline data is copied into the request anyway).
+fn gather(bufs: &[io::IoSlice<'_>], total: usize) -> Vec<u8> {
+    let mut data = Vec::with_capacity(total);
     for b in bufs {
         data.extend_from_slice(b);
     }
@@ -1133,18 +1185,6 @@ impl QueuePairAttribute {
         self
     }
 
-    /// The P_Key index.
-    pub fn set_pkey_index(&mut self, pkey_index: u16) -> &mut Self {
-        self.attr.pkey_index = Some(pkey_index);
-        self
-    }
-
-    /// The port.
-    pub fn set_port(&mut self, port_num: u8) -> &mut Self {
-        self.attr.port_num = Some(port_num);
-        self
-    }
-
     /// What the peer may do to this queue pair's memory.
     pub fn set_access_flags(&mut self, access_flags: ffi::ibv_access_flags) -> &mut Self {
         self.attr.qp_access_flags = Some(crate::ibv_access_flags(access_flags.0));
@@ -1154,66 +1194,6 @@ impl QueuePairAttribute {
     /// The path MTU.
     pub fn set_path_mtu(&mut self, path_mtu: ffi::ibv_mtu) -> &mut Self {
         self.attr.path_mtu = Some(path_mtu as u32);
-        self
-    }
-
-    /// The peer's queue pair number.
-    pub fn set_dest_qp_num(&mut self, dest_qp_num: u32) -> &mut Self {
-        self.attr.dest_qp_num = Some(dest_qp_num);
-        self
-    }
-
-    /// The first receive PSN.
-    pub fn set_rq_psn(&mut self, rq_psn: u32) -> &mut Self {
-        self.attr.rq_psn = Some(rq_psn);
-        self
-    }
-
-    /// The first send PSN.
-    pub fn set_sq_psn(&mut self, sq_psn: u32) -> &mut Self {
-        self.attr.sq_psn = Some(sq_psn);
-        self
-    }
-
-    /// Outstanding RDMA reads and atomics this queue pair may start.
-    pub fn set_max_rd_atomic(&mut self, max_rd_atomic: u8) -> &mut Self {
-        self.attr.max_rd_atomic = Some(max_rd_atomic);
-        self
-    }
-
-    /// Outstanding RDMA reads and atomics it may be the target of.
-    pub fn set_max_dest_rd_atomic(&mut self, max_dest_rd_atomic: u8) -> &mut Self {
-        self.attr.max_dest_rd_atomic = Some(max_dest_rd_atomic);
-        self
-    }
-
-    /// The RNR NAK timer.
-    pub fn set_min_rnr_timer(&mut self, min_rnr_timer: u8) -> &mut Self {
-        self.attr.min_rnr_timer = Some(min_rnr_timer);
-        self
-    }
-
-    /// The local ACK timeout.
-    pub fn set_timeout(&mut self, timeout: u8) -> &mut Self {
-        self.attr.timeout = Some(timeout);
-        self
-    }
-
-    /// Transport retries.
-    pub fn set_retry_count(&mut self, retry_count: u8) -> &mut Self {
-        self.attr.retry_cnt = Some(retry_count);
-        self
-    }
-
-    /// RNR retries (7: for ever).
-    pub fn set_rnr_retry(&mut self, rnr_retry: u8) -> &mut Self {
-        self.attr.rnr_retry = Some(rnr_retry);
-        self
-    }
-
-    /// The Q_Key (UD).
-    pub fn set_qkey(&mut self, qkey: u32) -> &mut Self {
-        self.attr.qkey = Some(qkey);
         self
     }
 
@@ -1231,16 +1211,6 @@ impl QueuePairAttribute {
             .unwrap_or(ffi::ibv_qp_state::IBV_QPS_RESET)
     }
 
-    /// The P_Key index.
-    pub fn pkey_index(&self) -> u16 {
-        self.attr.pkey_index.unwrap_or(0)
-    }
-
-    /// The port.
-    pub fn port(&self) -> u8 {
-        self.attr.port_num.unwrap_or(0)
-    }
-
     /// What the peer may do to this queue pair's memory.
     pub fn access_flags(&self) -> ffi::ibv_access_flags {
         ffi::ibv_access_flags(self.attr.qp_access_flags.map_or(0, |a| a.0))
@@ -1253,56 +1223,54 @@ impl QueuePairAttribute {
             .and_then(ffi::ibv_mtu::from_raw)
             .unwrap_or(ffi::ibv_mtu::IBV_MTU_256)
     }
+}
 
+/// The setter (which adds the attribute's bit to the mask) and the getter (0 where the attribute
+/// is not set) of each plain attribute.
+macro_rules! plain_attributes {
+    ($($(#[$doc:meta])* $set:ident / $get:ident: $field:ident: $ty:ty;)+) => {
+        impl QueuePairAttribute {
+            $(
+                $(#[$doc])*
+                pub fn $set(&mut self, value: $ty) -> &mut Self {
+                    self.attr.$field = Some(value);
+                    self
+                }
+
+                $(#[$doc])*
+                pub fn $get(&self) -> $ty {
+                    self.attr.$field.unwrap_or(0)
+                }
+            )+
+        }
+    };
+}
+
+plain_attributes! {
+    /// The P_Key index.
+    set_pkey_index / pkey_index: pkey_index: u16;
+    /// The port.
+    set_port / port: port_num: u8;
     /// The peer's queue pair number.
-    pub fn dest_qp_num(&self) -> u32 {
-        self.attr.dest_qp_num.unwrap_or(0)
-    }
-
+    set_dest_qp_num / dest_qp_num: dest_qp_num: u32;
     /// The first receive PSN.
-    pub fn rq_psn(&self) -> u32 {
-        self.attr.rq_psn.unwrap_or(0)
-    }
-
+    set_rq_psn / rq_psn: rq_psn: u32;
     /// The first send PSN.
-    pub fn sq_psn(&self) -> u32 {
-        self.attr.sq_psn.unwrap_or(0)
-    }
-
+    set_sq_psn / sq_psn: sq_psn: u32;
     /// Outstanding RDMA reads and atomics this queue pair may start.
-    pub fn max_rd_atomic(&self) -> u8 {
-        self.attr.max_rd_atomic.unwrap_or(0)
-    }
-
+    set_max_rd_atomic / max_rd_atomic: max_rd_atomic: u8;
     /// Outstanding RDMA reads and atomics it may be the target of.
-    pub fn max_dest_rd_atomic(&self) -> u8 {
-        self.attr.max_dest_rd_atomic.unwrap_or(0)
-    }
-
+    set_max_dest_rd_atomic / max_dest_rd_atomic: max_dest_rd_atomic: u8;
     /// The RNR NAK timer.
-    pub fn min_rnr_timer(&self) -> u8 {
-        self.attr.min_rnr_timer.unwrap_or(0)
-    }
-
+    set_min_rnr_timer / min_rnr_timer: min_rnr_timer: u8;
     /// The local ACK timeout.
-    pub fn timeout(&self) -> u8 {
-        self.attr.timeout.unwrap_or(0)
-    }
-
+    set_timeout / timeout: timeout: u8;
     /// Transport retries.
-    pub fn retry_count(&self) -> u8 {
-        self.attr.retry_cnt.unwrap_or(0)
-    }
-
-    /// RNR retries.
-    pub fn rnr_retry(&self) -> u8 {
-        self.attr.rnr_retry.unwrap_or(0)
-    }
-
-    /// The Q_Key.
-    pub fn qkey(&self) -> u32 {
-        self.attr.qkey.unwrap_or(0)
-    }
+    set_retry_count / retry_count: retry_cnt: u8;
+    /// RNR retries (7: for ever).
+    set_rnr_retry / rnr_retry: rnr_retry: u8;
+    /// The Q_Key (UD).
+    set_qkey / qkey: qkey: u32;
 }
 
 /// The capacities a queue pair was created with, from [`QueuePair::query`].

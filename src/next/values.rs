@@ -241,16 +241,17 @@ impl GidEntry {
     ///
     /// # Panics
     ///
-    /// Panics if its `gid_type` is not an [`ffi::ibv_gid_type`] value, as `ibverbs`' `gid_table`
-    /// does.
-    pub(crate) fn from_uverbs(e: &crate::GidEntry) -> GidEntry {
-        GidEntry::from(ffi::ibv_gid_entry {
+    /// `None` for an entry whose `gid_type` is not an [`ffi::ibv_gid_type`] value (`ibverbs`'
+    /// `gid_table` panics on one; uverbs leaves the entry out).
+    pub(crate) fn from_uverbs(e: &crate::GidEntry) -> Option<GidEntry> {
+        ffi::ibv_gid_type::from_raw(e.gid_type)?;
+        Some(GidEntry::from(ffi::ibv_gid_entry {
             gid: ffi::ibv_gid { raw: e.gid.bytes() },
             gid_index: e.gid_index,
             port_num: e.port_num,
             gid_type: e.gid_type,
             ndev_ifindex: e.ndev_ifindex,
-        })
+        }))
     }
 
     /// The name of the entry's network device (`eth0`), or `None` if it has none, or if no
@@ -679,10 +680,23 @@ mod tests {
             port_num: 1,
             gid_type: 1,
             ndev_ifindex: 5,
-        });
+        })
+        .unwrap();
         assert_eq!(e.gid, Gid::from([2; 16]));
         assert_eq!((e.gid_index, e.port_num, e.ndev_ifindex), (1, 1, 5));
         assert_eq!(e.gid_type, ffi::ibv_gid_type::IBV_GID_TYPE_ROCE_V1);
+    }
+
+    #[test]
+    fn gid_table_leaves_out_entries_of_unknown_type() {
+        let e = crate::GidEntry {
+            gid: crate::Gid::from_bytes([2; 16]),
+            gid_index: 1,
+            port_num: 1,
+            gid_type: 3,
+            ndev_ifindex: 5,
+        };
+        assert!(GidEntry::from_uverbs(&e).is_none());
     }
 
     #[test]
