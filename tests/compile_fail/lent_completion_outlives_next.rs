@@ -9,5 +9,5 @@ fn main() {
         let first = completions.next().unwrap();
         let second = completions.next();
         let _ = (first.wr_id(), second);
-    }
+    }; // A statement: the iteration (which has a `Drop`) ends here, before `cq`.
 }
