@@ -85,14 +85,6 @@ impl QueuePairBuilder {
         }
     }
 
-    /// What the peer may do to this queue pair's memory (RC and UC; local write by default).
-    pub fn set_access(&mut self, access: ffi::ibv_access_flags) -> &mut Self {
-        if self.access.is_some() {
-            self.access = Some(access);
-        }
-        self
-    }
-
     /// Lets the peer RDMA-read and -write (RC and UC).
     pub fn allow_remote_rw(&mut self) -> &mut Self {
         if let Some(a) = self.access {
@@ -120,22 +112,6 @@ impl QueuePairBuilder {
     /// The traffic class of a global route (0 by default).
     pub fn set_traffic_class(&mut self, traffic_class: u8) -> &mut Self {
         self.traffic_class = traffic_class;
-        self
-    }
-
-    /// The RNR NAK timer (RC; 16 by default).
-    pub fn set_min_rnr_timer(&mut self, timer: u8) -> &mut Self {
-        if self.min_rnr_timer.is_some() {
-            self.min_rnr_timer = Some(timer);
-        }
-        self
-    }
-
-    /// The local ACK timeout, `4.096 µs × 2^timeout` (RC; 4 by default).
-    pub fn set_timeout(&mut self, timeout: u8) -> &mut Self {
-        if self.timeout.is_some() {
-            self.timeout = Some(timeout);
-        }
         self
     }
 
@@ -169,74 +145,6 @@ impl QueuePairBuilder {
         self
     }
 
-    /// Outstanding RDMA reads and atomics this queue pair may start (RC; 1 by default).
-    pub fn set_max_rd_atomic(&mut self, max_rd_atomic: u8) -> &mut Self {
-        if self.max_rd_atomic.is_some() {
-            self.max_rd_atomic = Some(max_rd_atomic);
-        }
-        self
-    }
-
-    /// Outstanding RDMA reads and atomics it may be the target of (RC; 1 by default).
-    pub fn set_max_dest_rd_atomic(&mut self, max_dest_rd_atomic: u8) -> &mut Self {
-        if self.max_dest_rd_atomic.is_some() {
-            self.max_dest_rd_atomic = Some(max_dest_rd_atomic);
-        }
-        self
-    }
-
-    /// The path MTU (RC and UC; the port's active MTU by default).
-    pub fn set_path_mtu(&mut self, path_mtu: ffi::ibv_mtu) -> &mut Self {
-        if self.path_mtu.is_some() {
-            self.path_mtu = Some(path_mtu);
-        }
-        self
-    }
-
-    /// The first receive PSN (RC and UC; 0 by default).
-    pub fn set_rq_psn(&mut self, rq_psn: u32) -> &mut Self {
-        if self.rq_psn.is_some() {
-            self.rq_psn = Some(rq_psn);
-        }
-        self
-    }
-
-    /// The value the queue pair's async events carry.
-    pub fn set_context(&mut self, ctx: isize) -> &mut Self {
-        self.b.set_context(ctx);
-        self
-    }
-
-    /// Send requests that can be outstanding (1 by default).
-    pub fn set_max_send_wr(&mut self, max_send_wr: u32) -> &mut Self {
-        self.b.set_max_send_wr(max_send_wr);
-        self
-    }
-
-    /// Gather entries per send request (1 by default).
-    pub fn set_max_send_sge(&mut self, max_send_sge: u32) -> &mut Self {
-        self.b.set_max_send_sge(max_send_sge);
-        self
-    }
-
-    /// Receive requests that can be outstanding (1 by default).
-    pub fn set_max_recv_wr(&mut self, max_recv_wr: u32) -> &mut Self {
-        self.b.set_max_recv_wr(max_recv_wr);
-        self
-    }
-
-    /// Scatter entries per receive request (1 by default).
-    pub fn set_max_recv_sge(&mut self, max_recv_sge: u32) -> &mut Self {
-        self.b.set_max_recv_sge(max_recv_sge);
-        self
-    }
-
-    /// Bytes a send can carry inline (0 by default).
-    pub fn set_max_inline_data(&mut self, max_inline_data: u32) -> &mut Self {
-        self.b.set_max_inline_data(max_inline_data);
-        self
-    }
-
     /// Creates the queue pair (in RESET).
     pub fn build(&self) -> Result<PreparedQueuePair> {
         let prepared = self
@@ -264,6 +172,71 @@ impl QueuePairBuilder {
             rq_psn: self.rq_psn,
         })
     }
+}
+
+/// Setters of settings only some transports have: each sets its field where the transport has
+/// it (the field is `Some`) and is ignored otherwise, as in `ibverbs`.
+macro_rules! transport_setters {
+    ($($(#[$doc:meta])* $name:ident($field:ident: $ty:ty);)+) => {
+        impl QueuePairBuilder {
+            $(
+                $(#[$doc])*
+                pub fn $name(&mut self, $field: $ty) -> &mut Self {
+                    if self.$field.is_some() {
+                        self.$field = Some($field);
+                    }
+                    self
+                }
+            )+
+        }
+    };
+}
+
+transport_setters! {
+    /// What the peer may do to this queue pair's memory (RC and UC; local write by default).
+    set_access(access: ffi::ibv_access_flags);
+    /// The RNR NAK timer (RC; 16 by default).
+    set_min_rnr_timer(min_rnr_timer: u8);
+    /// The local ACK timeout, `4.096 µs × 2^timeout` (RC; 4 by default).
+    set_timeout(timeout: u8);
+    /// Outstanding RDMA reads and atomics this queue pair may start (RC; 1 by default).
+    set_max_rd_atomic(max_rd_atomic: u8);
+    /// Outstanding RDMA reads and atomics it may be the target of (RC; 1 by default).
+    set_max_dest_rd_atomic(max_dest_rd_atomic: u8);
+    /// The path MTU (RC and UC; the port's active MTU by default).
+    set_path_mtu(path_mtu: ffi::ibv_mtu);
+    /// The first receive PSN (RC and UC; 0 by default).
+    set_rq_psn(rq_psn: u32);
+}
+
+/// Setters uverbs' own builder holds (capacities, the async events' context).
+macro_rules! forwarded_setters {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $ty:ty);)+) => {
+        impl QueuePairBuilder {
+            $(
+                $(#[$doc])*
+                pub fn $name(&mut self, $arg: $ty) -> &mut Self {
+                    self.b.$name($arg);
+                    self
+                }
+            )+
+        }
+    };
+}
+
+forwarded_setters! {
+    /// The value the queue pair's async events carry.
+    set_context(ctx: isize);
+    /// Send requests that can be outstanding (1 by default).
+    set_max_send_wr(max_send_wr: u32);
+    /// Gather entries per send request (1 by default).
+    set_max_send_sge(max_send_sge: u32);
+    /// Receive requests that can be outstanding (1 by default).
+    set_max_recv_wr(max_recv_wr: u32);
+    /// Scatter entries per receive request (1 by default).
+    set_max_recv_sge(max_recv_sge: u32);
+    /// Bytes a send can carry inline (0 by default).
+    set_max_inline_data(max_inline_data: u32);
 }
 
 /// A queue pair that exists but is not connected yet: give the peer its
