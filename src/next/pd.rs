@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::{Bound, Deref, DerefMut, RangeBounds};
+use std::ops::{Deref, DerefMut, RangeBounds};
 use std::sync::Arc;
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -12,7 +12,7 @@ use super::device::{Context, PORT_NUM};
 use super::error::{Error, Result};
 use super::ffi;
 use super::qp::QueuePairBuilder;
-use super::values::{Gid, RemoteKey, RemoteMemorySlice};
+use super::values::{sub_range, Gid, RemoteKey, RemoteMemorySlice};
 use crate::Sge;
 
 /// `ibverbs`' default access: local write, remote write, read and atomics, relaxed ordering.
@@ -320,17 +320,7 @@ impl<O> MemoryRegion<O> {
     /// # Panics
     /// As in `ibverbs`, when the range is empty, outside the region, or longer than 4 GiB - 1.
     pub fn slice(&self, bounds: impl RangeBounds<usize>) -> LocalMemorySlice {
-        let (start, len) = sub_range(self.len, bounds);
-        LocalMemorySlice {
-            sge: Sge {
-                addr: self
-                    .addr
-                    .checked_add(start as u64)
-                    .expect("a memory slice past the end of the address space"),
-                length: u32::try_from(len).expect("a memory slice of more than 4 GiB - 1 bytes"),
-                lkey: self.lkey,
-            },
-        }
+        LocalMemorySlice::within(self.addr, self.len, self.lkey, bounds)
     }
 }
 
@@ -352,26 +342,6 @@ impl<O: DerefMut<Target = [u8]>> MemoryRegion<O> {
             Registered::Raw(_) => &mut [],
         }
     }
-}
-
-/// `bounds` of `0..len` as (start, length), checked as `ibverbs` checks them.
-pub(crate) fn sub_range(len: usize, bounds: impl RangeBounds<usize>) -> (usize, usize) {
-    let start = match bounds.start_bound() {
-        Bound::Included(&s) => s,
-        Bound::Excluded(&s) => s.checked_add(1).expect("a range starting past usize::MAX"),
-        Bound::Unbounded => 0,
-    };
-    let end = match bounds.end_bound() {
-        Bound::Included(&e) => e.checked_add(1).expect("a range ending past usize::MAX"),
-        Bound::Excluded(&e) => e,
-        Bound::Unbounded => len,
-    };
-    assert!(start < end, "an empty memory slice ({start}..{end})");
-    assert!(
-        end <= len,
-        "a memory slice ({start}..{end}) outside 0..{len}"
-    );
-    (start, end - start)
 }
 
 /// Registered memory a request names locally: address, length and local key (`ibv_sge`).
@@ -432,17 +402,18 @@ impl LocalMemorySlice {
     /// # Panics
     /// As [`MemoryRegion::slice`].
     pub fn slice(&self, bounds: impl RangeBounds<usize>) -> Self {
-        let (start, len) = sub_range(self.len(), bounds);
+        LocalMemorySlice::within(self.sge.addr, self.len(), self.sge.lkey, bounds)
+    }
+
+    /// `bounds` of the `len` bytes at `addr` under `lkey`, checked as `ibverbs` checks them
+    /// (the remote slices' rules: [`sub_range`]), and in 32 bits of length.
+    fn within(addr: u64, len: usize, lkey: u32, bounds: impl RangeBounds<usize>) -> Self {
+        let (addr, len) = sub_range(addr, len, bounds);
         LocalMemorySlice {
             sge: Sge {
-                addr: self
-                    .sge
-                    .addr
-                    .checked_add(start as u64)
-                    .expect("a memory slice past the end of the address space"),
-                // At most this slice's own length.
-                length: len as u32,
-                lkey: self.sge.lkey,
+                addr,
+                length: u32::try_from(len).expect("a memory slice of more than 4 GiB - 1 bytes"),
+                lkey,
             },
         }
     }

@@ -554,8 +554,9 @@ impl RemoteMemorySlice {
 ///
 /// # Panics
 ///
-/// Panics if the range is empty, if it ends past `len`, or on overflow.
-fn sub_range(addr: u64, len: usize, bounds: impl RangeBounds<usize>) -> (u64, usize) {
+/// Panics if the range is empty, if it ends past `len`, or on overflow. Local slices
+/// (`MemoryRegion::slice`, `LocalMemorySlice::slice`) take their parts with it too.
+pub(crate) fn sub_range(addr: u64, len: usize, bounds: impl RangeBounds<usize>) -> (u64, usize) {
     let start = match bounds.start_bound() {
         Bound::Included(&i) => i,
         Bound::Excluded(&i) => i
