@@ -117,19 +117,9 @@ pub enum Error {
 }
 
 impl Error {
-    /// `wrap(e)`, or [`Error::Unsupported`] if `e` is `EOPNOTSUPP`.
-    #[allow(dead_code)]
-    pub(crate) fn os(e: io::Error, wrap: impl FnOnce(io::Error) -> Error) -> Error {
-        if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
-            Error::Unsupported
-        } else {
-            wrap(e)
-        }
-    }
-
-    /// As [`Error::os`], for the `io::Error`s of uverbs' own API: those carry a
-    /// [`uverbs_drivers::error::Error`], whose `Unsupported` (and a kernel `EOPNOTSUPP`) also
-    /// become [`Error::Unsupported`].
+    /// `wrap(e)`, or [`Error::Unsupported`] if `e` is `EOPNOTSUPP` (as `ibverbs` promotes it)
+    /// or, for the `io::Error`s of uverbs' own API, carries a [`uverbs_drivers::error::Error`]
+    /// whose `Unsupported` (or a kernel `EOPNOTSUPP`) says the same.
     pub(crate) fn from_uverbs(e: io::Error, wrap: impl FnOnce(io::Error) -> Error) -> Error {
         use uverbs_drivers::error::{Errno, Error as DriverError};
         let unsupported = e.raw_os_error() == Some(libc::EOPNOTSUPP)
@@ -454,28 +444,24 @@ mod tests {
 
     #[test]
     fn eopnotsupp_becomes_unsupported() {
-        let e = Error::os(
+        let e = Error::from_uverbs(
             io::Error::from_raw_os_error(libc::EOPNOTSUPP),
             Error::RegisterMemoryRegion,
         );
         assert!(matches!(e, Error::Unsupported));
-        let e = Error::os(
+        let e = Error::from_uverbs(
             io::Error::from_raw_os_error(libc::ENOMEM),
             Error::RegisterMemoryRegion,
         );
         assert!(
             matches!(e, Error::RegisterMemoryRegion(ref s) if s.raw_os_error() == Some(libc::ENOMEM))
         );
-        // `os` does not look inside uverbs' errors; `from_uverbs` does.
+        // uverbs' own `Unsupported`, inside the io::Error, is looked at too.
         let payload = || {
             io::Error::from(uverbs_drivers::error::Error::Unsupported {
                 verb: uverbs_drivers::error::Verb::AdviseMr,
             })
         };
-        assert!(matches!(
-            Error::os(payload(), Error::AdviseMemoryRegion),
-            Error::AdviseMemoryRegion(_)
-        ));
         assert!(matches!(
             Error::from_uverbs(payload(), Error::AdviseMemoryRegion),
             Error::Unsupported
